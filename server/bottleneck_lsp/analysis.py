@@ -1,0 +1,229 @@
+"""Pure functions over a result document: hotspots, severity, the CPU/GPU verdict.
+
+Nothing here runs code or touches the disk; the CLI and the server present its output.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+# Kinds of hotspot, as diagnostic codes.
+CPU = "cpu-op-time"
+DEVICE = "device-time"
+PYTHON = "python-time"
+
+KIND_LABEL = {CPU: "CPU time", DEVICE: "device time", PYTHON: "Python time"}
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """Which lines are hotspots, and how loud each is. Shares are fractions (0.1 = 10%)."""
+
+    min_share: float = 0.05  # a line at or above this share is always shown
+    top: int = 10  # the top N lines per kind are shown even under min_share
+    warning_share: float = 0.20  # at or above: warning; below: information
+    floor_share: float = 0.005  # lines under this are never shown
+
+
+@dataclass(frozen=True)
+class Hotspot:
+    kind: str
+    pass_name: str
+    file: str
+    line: int
+    column: int
+    text: str
+    function: str
+    exact: bool
+    share: float
+    time_s: float
+    count: int
+    ops: list[dict[str, Any]] = field(default_factory=list)
+    backward: bool = False
+    forward_lines: list[dict[str, Any]] = field(default_factory=list)
+    callee: str = ""
+
+    @property
+    def key(self) -> tuple[str, int]:
+        return (self.file, self.line)
+
+
+def severity(share: float, thresholds: Thresholds) -> str:
+    return "warning" if share >= thresholds.warning_share else "information"
+
+
+def pass_named(doc: dict[str, Any], name: str) -> dict[str, Any] | None:
+    for part in doc.get("passes", []):
+        if part.get("name") == name:
+            found: dict[str, Any] = part
+            return found
+    return None
+
+
+def _select(items: list[Hotspot], thresholds: Thresholds) -> list[Hotspot]:
+    items = sorted(items, key=lambda h: h.share, reverse=True)
+    return [
+        h
+        for rank, h in enumerate(items)
+        if h.share >= thresholds.floor_share and (h.share >= thresholds.min_share or rank < thresholds.top)
+    ]
+
+
+def _line_hotspots(part: dict[str, Any], kind: str) -> list[Hotspot]:
+    out = []
+    device = kind == DEVICE
+    for line in part.get("lines", []):
+        share = line.get("device_share", 0.0) if device else line["cpu_share"]
+        time_us = line.get("self_device_us", 0.0) if device else line["self_cpu_us"]
+        if time_us <= 0:
+            continue
+        out.append(
+            Hotspot(
+                kind=kind,
+                pass_name=part["name"],
+                file=line["file"],
+                line=line["line"],
+                column=line.get("column", 1),
+                text=line.get("text", ""),
+                function=line.get("function", ""),
+                exact=line.get("exact", True),
+                share=share,
+                time_s=time_us / 1e6,
+                count=line.get("count", 0),
+                ops=line.get("ops", []),
+                backward=line.get("backward", False),
+                forward_lines=line.get("forward_lines", []),
+            )
+        )
+    return out
+
+
+def _python_hotspots(part: dict[str, Any]) -> list[Hotspot]:
+    """cProfile call sites: time spent in calls made from each user line.
+
+    Share is the calls' cumulative time over the pass's total time. A line calling
+    into the user's own functions is skipped: those functions' lines speak for it.
+    """
+    total = part.get("totals", {}).get("tottime_s", 0.0)
+    user_functions = {(f["file"], f["function"]) for f in part.get("functions", []) if f["user"]}
+    merged: dict[tuple[str, int], dict[str, Any]] = {}
+    for site in part.get("call_sites", []):
+        if (site["file"], site["callee"]) in user_functions:
+            continue
+        entry = merged.setdefault(
+            (site["file"], site["line"]),
+            {"site": site, "time": 0.0, "count": 0, "callees": []},
+        )
+        entry["time"] += site["cumtime_s"]
+        entry["count"] += site["ncalls"]
+        entry["callees"].append(
+            {"name": site["callee"], "cumtime_s": site["cumtime_s"], "count": site["ncalls"]}
+        )
+    out = []
+    for (file, line), entry in merged.items():
+        site = entry["site"]
+        callees = sorted(entry["callees"], key=lambda c: c["cumtime_s"], reverse=True)[:5]
+        out.append(
+            Hotspot(
+                kind=PYTHON,
+                pass_name=part["name"],
+                file=file,
+                line=line,
+                column=site.get("column", 1),
+                text=site.get("text", ""),
+                function=site["function"],
+                exact=site["exact"],
+                share=min(entry["time"] / total, 1.0) if total > 0 else 0.0,
+                time_s=entry["time"],
+                count=entry["count"],
+                ops=callees,
+            )
+        )
+    return out
+
+
+def hotspots(doc: dict[str, Any], thresholds: Thresholds | None = None) -> list[Hotspot]:
+    """The lines worth showing, per kind, loudest first."""
+    thresholds = thresholds or Thresholds()
+    found: list[Hotspot] = []
+    for part in doc.get("passes", []):
+        name = part.get("name")
+        if name == "cprofile":
+            found += _select(_python_hotspots(part), thresholds)
+        elif name == "cpu":
+            found += _select(_line_hotspots(part, CPU), thresholds)
+        elif name == "cuda":
+            found += _select(_line_hotspots(part, DEVICE), thresholds)
+            if pass_named(doc, "cpu") is None:
+                found += _select(_line_hotspots(part, CPU), thresholds)
+    return sorted(found, key=lambda h: h.share, reverse=True)
+
+
+def hot_functions(doc: dict[str, Any], thresholds: Thresholds | None = None) -> list[dict[str, Any]]:
+    """User functions from cProfile whose cumulative time passes the threshold."""
+    thresholds = thresholds or Thresholds()
+    part = pass_named(doc, "cprofile")
+    if part is None:
+        return []
+    total = part.get("totals", {}).get("tottime_s", 0.0)
+    if total <= 0:
+        return []
+    funcs = [f for f in part.get("functions", []) if f["user"] and f["function"] != "<module>"]
+    funcs.sort(key=lambda f: f["cumtime_s"], reverse=True)
+    return [
+        f
+        for rank, f in enumerate(funcs)
+        if f["cumtime_s"] / total >= thresholds.floor_share
+        and (f["cumtime_s"] / total >= thresholds.min_share or rank < thresholds.top)
+    ]
+
+
+def verdict(doc: dict[str, Any]) -> dict[str, Any] | None:
+    """CPU-bound or GPU-bound, from the CUDA pass: is the device busy most of the time?"""
+    part = pass_named(doc, "cuda")
+    if part is None or part.get("status") in ("skipped", "crashed") or "totals" not in part:
+        return None
+    wall = part.get("script_wall_s", 0.0)
+    device_s = part["totals"].get("self_device_us", 0.0) / 1e6
+    cpu_s = part["totals"].get("self_cpu_us", 0.0) / 1e6
+    if wall <= 0:
+        return None
+    busy = device_s / wall
+    return {
+        "bound": "gpu" if busy >= 0.5 else "cpu",
+        "device_busy_fraction": round(busy, 4),
+        "device_time_s": round(device_s, 6),
+        "cpu_op_time_s": round(cpu_s, 6),
+        "wall_s": round(wall, 6),
+        "rule": "GPU-bound when kernels keep the device busy for at least half of the "
+        "script's wall time in the CUDA pass; otherwise the CPU side (Python, op "
+        "dispatch, data loading) is the limit.",
+    }
+
+
+def overall_status(doc: dict[str, Any]) -> tuple[str, int | None]:
+    """The job's status and the exit code to pass through: the first pass that did
+    not end cleanly decides; a run where every pass ended cleanly is "ok", 0."""
+    for part in doc.get("passes", []):
+        status = part.get("status")
+        if status in ("ok", "skipped"):
+            continue
+        code = part.get("exit_code")
+        if status == "timeout":
+            code = 124
+        elif status in ("cancelled", "terminated"):
+            code = 130
+        elif not isinstance(code, int) or code == 0:
+            code = 1
+        return status, code
+    return "ok", 0
+
+
+def first_error(doc: dict[str, Any]) -> dict[str, Any] | None:
+    """The first pass's error with its source location, when the script failed."""
+    for part in doc.get("passes", []):
+        error = part.get("error")
+        if error:
+            return {**error, "pass": part["name"], "status": part["status"]}
+    return None

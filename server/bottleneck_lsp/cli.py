@@ -1,0 +1,184 @@
+"""Command line: ``bottleneck-lsp profile ...``, ``bottleneck-lsp serve ...``.
+
+``python -m bottleneck_lsp script.py [args]`` is the drop-in for the removed
+``python -m torch.utils.bottleneck``: the same as ``bottleneck-lsp profile``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+from typing import Any
+
+from . import __version__, report
+from .analysis import Thresholds
+from .jobs import ALL_PASSES, Job, JobError, JobEvent, JobSpec
+
+
+def _passes(text: str) -> tuple[str, ...]:
+    names = tuple(p.strip() for p in text.split(",") if p.strip())
+    bad = [p for p in names if p not in ALL_PASSES]
+    if bad or not names:
+        raise argparse.ArgumentTypeError(
+            f"unknown pass {', '.join(bad) or '(none)'}; choose from {', '.join(ALL_PASSES)}"
+        )
+    return names
+
+
+def _share(text: str) -> float:
+    value = float(text.rstrip("%")) / (100.0 if text.endswith("%") else 1.0)
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError("a share is a fraction (0.05) or a percentage (5%)")
+    return value
+
+
+def add_profile_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("script", help="the Python script to profile")
+    parser.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the script")
+    parser.add_argument(
+        "--format", choices=("text", "json"), default="text", help="report format (default: text)"
+    )
+    parser.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE instead of stdout")
+    parser.add_argument(
+        "--top",
+        type=int,
+        default=10,
+        metavar="N",
+        help="show at least the N hottest lines per kind (default: 10)",
+    )
+    parser.add_argument(
+        "--min-share",
+        type=_share,
+        default=0.05,
+        metavar="SHARE",
+        help="show every line at or above this share (default: 5%%)",
+    )
+    parser.add_argument(
+        "--passes",
+        type=_passes,
+        default=None,
+        metavar="LIST",
+        help="comma-separated passes among cprofile,cpu,cuda "
+        "(default: cprofile,cpu, and cuda when a GPU is available)",
+    )
+    parser.add_argument(
+        "--python",
+        default=sys.executable,
+        metavar="INTERPRETER",
+        help="interpreter to profile in (default: this one)",
+    )
+    parser.add_argument(
+        "--cwd",
+        default=None,
+        metavar="DIR",
+        help="working directory for the script (default: the current one)",
+    )
+    parser.add_argument(
+        "--root",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="another folder of your own code (the script's folder always counts)",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="stop a pass after this long; finished passes are still reported",
+    )
+    parser.add_argument(
+        "--no-exact-lines",
+        action="store_true",
+        help="skip the per-call line marker (faster on tiny-op loops; operator lines become their function)",
+    )
+
+
+class _Progress:
+    """A line per pass on stderr, only when stderr is a terminal; the script's own
+    output goes to stderr so that stdout holds only the report."""
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+        self.tty = stream.isatty()
+
+    def __call__(self, event: JobEvent) -> None:
+        if event.kind == "output":
+            self.stream.write(event.text)
+            self.stream.flush()
+        elif self.tty and event.kind == "pass_start":
+            self.stream.write(f"[bottleneck] pass {event.index + 1}/{event.total}: {event.pass_name} ...\n")
+            self.stream.flush()
+        elif self.tty and event.kind == "pass_end":
+            self.stream.write(f"[bottleneck] pass {event.pass_name}: {event.status}\n")
+            self.stream.flush()
+
+
+def run_profile(ns: argparse.Namespace) -> int:
+    args = list(ns.args)
+    if args and args[0] == "--":
+        args = args[1:]
+    spec = JobSpec(
+        script=ns.script,
+        args=tuple(args),
+        python=ns.python,
+        cwd=ns.cwd,
+        roots=tuple(ns.root),
+        passes=ns.passes,
+        timeout=ns.timeout,
+        exact_lines=not ns.no_exact_lines,
+    )
+    try:
+        job = Job(spec, on_event=_Progress(sys.stderr))
+    except JobError as exc:
+        print(f"bottleneck-lsp: error: {exc}", file=sys.stderr)
+        return 2
+    try:
+        doc = asyncio.run(job.run())
+    except KeyboardInterrupt:
+        print("bottleneck-lsp: interrupted", file=sys.stderr)
+        return 130
+    thresholds = Thresholds(min_share=ns.min_share, top=ns.top)
+    if ns.format == "json":
+        text = json.dumps(doc, indent=1) + "\n"
+    else:
+        text = report.render(doc, thresholds, cwd=os.getcwd())
+    if ns.output:
+        with open(ns.output, "w", encoding="utf-8") as handle:
+            handle.write(text)
+    else:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    code = doc.get("exit_code")
+    return code if isinstance(code, int) else 1
+
+
+def _profile_parser(prog: str) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=prog,
+        description="Profile a PyTorch script with cProfile and the autograd profiler; "
+        "report hotspots on exact source lines.",
+    )
+    add_profile_arguments(parser)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    parser = argparse.ArgumentParser(
+        prog="bottleneck-lsp", description="Line-level PyTorch profiling: CLI and language server."
+    )
+    parser.add_argument("--version", action="version", version=f"bottleneck-lsp {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+    profile = sub.add_parser("profile", help="profile a script and print the report")
+    add_profile_arguments(profile)
+    return run_profile(parser.parse_args(argv))
+
+
+def dropin_main(argv: list[str] | None = None) -> int:
+    """``python -m bottleneck_lsp script.py [args]``."""
+    parser = _profile_parser("python -m bottleneck_lsp")
+    return run_profile(parser.parse_args(sys.argv[1:] if argv is None else argv))

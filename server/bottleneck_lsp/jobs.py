@@ -1,0 +1,342 @@
+"""Running a profiling job: one runner subprocess per pass, in the user's interpreter.
+
+Shared by the command line and the language server. It owns everything about child
+processes: the private temporary folder, the environment the runner sees, draining
+output, timeouts, cancellation and killing whole process groups.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as _dt
+import json
+import os
+import shutil
+import signal
+import sys
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import __version__, analysis
+from .result import SCHEMA_NAME, SCHEMA_VERSION
+
+ALL_PASSES = ("cprofile", "cpu", "cuda")
+OUTPUT_TAIL_BYTES = 64 * 1024
+KILL_GRACE_S = 5.0
+_PACKAGE_DIR = Path(__file__).resolve().parent
+
+
+class JobError(Exception):
+    """The job cannot start: a clear message for the user, nothing was run."""
+
+
+@dataclass(frozen=True)
+class JobSpec:
+    script: str
+    args: tuple[str, ...] = ()
+    python: str = sys.executable
+    cwd: str | None = None
+    roots: tuple[str, ...] = ()
+    passes: tuple[str, ...] | None = None  # None: cprofile, cpu, and cuda when available
+    timeout: float | None = None  # per pass, seconds
+    exact_lines: bool = True
+
+
+@dataclass
+class JobEvent:
+    kind: str  # "pass_start" | "pass_end" | "output"
+    pass_name: str = ""
+    index: int = 0
+    total: int = 0
+    status: str = ""
+    stream: str = ""
+    text: str = ""
+
+
+@dataclass
+class _Tail:
+    limit: int = OUTPUT_TAIL_BYTES
+    data: bytearray = field(default_factory=bytearray)
+    dropped: int = 0
+
+    def add(self, chunk: bytes) -> None:
+        self.data += chunk
+        if len(self.data) > self.limit:
+            cut = len(self.data) - self.limit
+            del self.data[:cut]
+            self.dropped += cut
+
+    def text(self) -> str:
+        head = f"[... {self.dropped} bytes not kept ...]\n" if self.dropped else ""
+        return head + self.data.decode("utf-8", "replace")
+
+
+def _resolve_python(python: str) -> str:
+    found = shutil.which(python) if os.sep not in python else python
+    if not found or not os.path.isfile(found) or not os.access(found, os.X_OK):
+        raise JobError(f"Python interpreter not found or not executable: {python}")
+    return found
+
+
+def validate(spec: JobSpec) -> JobSpec:
+    """Check the request before anything runs; raise JobError with a clear message."""
+    script = os.path.abspath(spec.script)
+    if not os.path.exists(script):
+        raise JobError(f"Script not found: {spec.script}")
+    if os.path.isdir(script):
+        raise JobError(f"Script is a folder, not a file: {spec.script}")
+    if not os.access(script, os.R_OK):
+        raise JobError(f"Script is not readable: {spec.script}")
+    cwd = os.path.abspath(spec.cwd) if spec.cwd else os.getcwd()
+    if not os.path.isdir(cwd):
+        raise JobError(f"Working directory not found: {spec.cwd}")
+    passes = spec.passes
+    if passes is not None:
+        unknown = [p for p in passes if p not in ALL_PASSES]
+        if unknown or not passes:
+            raise JobError(
+                f"Unknown pass {', '.join(unknown) or '(none given)'}; choose from " + ", ".join(ALL_PASSES)
+            )
+        passes = tuple(p for p in ALL_PASSES if p in passes)
+    if spec.timeout is not None and spec.timeout <= 0:
+        raise JobError(f"Timeout must be positive, got {spec.timeout}")
+    return JobSpec(
+        script=script,
+        args=tuple(spec.args),
+        python=_resolve_python(spec.python),
+        cwd=cwd,
+        roots=tuple(os.path.abspath(r) for r in spec.roots),
+        passes=passes,
+        timeout=spec.timeout,
+        exact_lines=spec.exact_lines,
+    )
+
+
+def _kill_group(pid: int, sig: int) -> None:
+    try:
+        os.killpg(pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+class Job:
+    """One profiling job. ``await run()`` returns the result document."""
+
+    def __init__(self, spec: JobSpec, on_event: Callable[[JobEvent], None] | None = None) -> None:
+        self.spec = validate(spec)
+        self.on_event = on_event or (lambda event: None)
+        self._proc: asyncio.subprocess.Process | None = None
+        self._stopped = False
+        self.current_pass: str | None = None
+
+    # -- control ---------------------------------------------------------------------
+    def stop(self) -> None:
+        """Stop the job: the running pass is terminated (its results kept where the
+        runner can write them), later passes do not start."""
+        self._stopped = True
+        proc = self._proc
+        if proc is not None and proc.returncode is None:
+            _kill_group(proc.pid, signal.SIGTERM)
+
+            def escalate() -> None:
+                if proc.returncode is None:
+                    _kill_group(proc.pid, signal.SIGKILL)
+
+            asyncio.get_running_loop().call_later(KILL_GRACE_S, escalate)
+
+    @property
+    def stopped(self) -> bool:
+        return self._stopped
+
+    # -- running ---------------------------------------------------------------------
+    async def run(self) -> dict[str, Any]:
+        spec = self.spec
+        assert spec.cwd is not None
+        doc: dict[str, Any] = {
+            "schema": SCHEMA_NAME,
+            "version": SCHEMA_VERSION,
+            "tool": {"name": "bottleneck-lsp", "version": __version__},
+            "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+            "script": spec.script,
+            "args": list(spec.args),
+            "cwd": spec.cwd,
+            "roots": [os.path.dirname(spec.script), *spec.roots],
+            "python": spec.python,
+            "environment": None,
+            "passes": [],
+            "verdict": None,
+        }
+        planned = list(spec.passes or ALL_PASSES)
+        workdir = tempfile.mkdtemp(prefix="bottleneck-lsp-")
+        try:
+            os.symlink(_PACKAGE_DIR, os.path.join(workdir, _PACKAGE_DIR.name))
+            stop_reason = ""
+            for index, name in enumerate(planned):
+                part = self._skip_reason(name, doc, stop_reason)
+                if part is None:
+                    self.on_event(JobEvent("pass_start", name, index, len(planned)))
+                    part = await self._run_pass(name, workdir, first=index == 0)
+                    if "environment" in part:
+                        doc["environment"] = part.pop("environment")
+                    self.on_event(JobEvent("pass_end", name, index, len(planned), part["status"]))
+                doc["passes"].append(part)
+                stop_reason = stop_reason or _stop_reason(part)
+        finally:
+            shutil.rmtree(workdir, ignore_errors=True)
+        doc["passes"] = [p for p in doc["passes"] if not p.get("omit")]
+        doc["status"], doc["exit_code"] = analysis.overall_status(doc)
+        doc["verdict"] = analysis.verdict(doc)
+        return doc
+
+    def _skip_reason(self, name: str, doc: dict[str, Any], stop_reason: str) -> dict[str, Any] | None:
+        def skipped(reason: str, **extra: Any) -> dict[str, Any]:
+            return {"name": name, "status": "skipped", "skip_reason": reason, **extra}
+
+        if self._stopped:
+            return skipped("the job was stopped")
+        if stop_reason:
+            return skipped(stop_reason)
+        env = doc["environment"]
+        if name != "cprofile" and env is not None and env.get("torch") is None:
+            return skipped(f"torch is not importable in {self.spec.python}: {env.get('torch_error')}")
+        if name == "cuda" and env is not None and env.get("torch") is not None:
+            torch_info = env["torch"]
+            if not torch_info.get("cuda_available"):
+                reason = (
+                    f"torch {torch_info['version']} was built without CUDA"
+                    if not torch_info.get("cuda_compiled")
+                    else f"torch {torch_info['version']} found no CUDA device"
+                )
+                # Asked for explicitly: say why it did not run. Automatic: leave it out.
+                return skipped(reason, omit=self.spec.passes is None)
+        return None
+
+    def _command(self, name: str, workdir: str, out: str, first: bool) -> list[str]:
+        spec = self.spec
+        assert spec.cwd is not None
+        cmd = [
+            spec.python,
+            "-m",
+            "bottleneck_lsp.runner",
+            "--pass",
+            name,
+            "--script",
+            spec.script,
+            "--out",
+            out,
+            "--cwd",
+            spec.cwd,
+            "--strip-path",
+            workdir,
+        ]
+        for root in spec.roots:
+            cmd += ["--root", root]
+        if first:
+            cmd.append("--environment")
+        if not spec.exact_lines:
+            cmd.append("--no-exact-lines")
+        return [*cmd, "--", *spec.args]
+
+    def _environ(self, workdir: str) -> dict[str, str]:
+        env = dict(os.environ)
+        original = env.get("PYTHONPATH")
+        env["PYTHONPATH"] = workdir + (os.pathsep + original if original else "")
+        env.pop("BOTTLENECK_LSP_ORIGINAL_PYTHONPATH", None)
+        if original is not None:
+            env["BOTTLENECK_LSP_ORIGINAL_PYTHONPATH"] = original
+        return env
+
+    async def _drain(self, stream: asyncio.StreamReader, name: str, label: str, tail: _Tail) -> None:
+        while True:
+            chunk = await stream.read(65536)
+            if not chunk:
+                return
+            tail.add(chunk)
+            self.on_event(JobEvent("output", name, stream=label, text=chunk.decode("utf-8", "replace")))
+
+    async def _run_pass(self, name: str, workdir: str, first: bool) -> dict[str, Any]:
+        spec = self.spec
+        out = os.path.join(workdir, f"{name}.json")
+        proc = await asyncio.create_subprocess_exec(
+            *self._command(name, workdir, out, first),
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            cwd=spec.cwd,
+            env=self._environ(workdir),
+            start_new_session=True,
+        )
+        self._proc = proc
+        self.current_pass = name
+        tails = {"stdout": _Tail(), "stderr": _Tail()}
+        assert proc.stdout is not None and proc.stderr is not None
+        drains = asyncio.gather(
+            self._drain(proc.stdout, name, "stdout", tails["stdout"]),
+            self._drain(proc.stderr, name, "stderr", tails["stderr"]),
+        )
+        timed_out = False
+        try:
+            try:
+                await asyncio.wait_for(asyncio.shield(proc.wait()), spec.timeout)
+            except asyncio.TimeoutError:
+                timed_out = True
+                _kill_group(proc.pid, signal.SIGTERM)
+                try:
+                    await asyncio.wait_for(asyncio.shield(proc.wait()), KILL_GRACE_S)
+                except asyncio.TimeoutError:
+                    _kill_group(proc.pid, signal.SIGKILL)
+                    await proc.wait()
+        except asyncio.CancelledError:
+            _kill_group(proc.pid, signal.SIGKILL)
+            await proc.wait()
+            raise
+        finally:
+            # Whatever the script left behind in its group (workers, daemons) goes too.
+            _kill_group(proc.pid, signal.SIGKILL)
+            try:
+                await asyncio.wait_for(drains, 10)
+            except (asyncio.TimeoutError, asyncio.CancelledError):
+                drains.cancel()
+            self._proc = None
+            self.current_pass = None
+        return self._read_part(name, out, proc.returncode, timed_out, tails)
+
+    def _read_part(
+        self, name: str, out: str, returncode: int | None, timed_out: bool, tails: dict[str, _Tail]
+    ) -> dict[str, Any]:
+        part: dict[str, Any]
+        try:
+            with open(out, encoding="utf-8") as handle:
+                part = json.load(handle)
+        except (OSError, ValueError):
+            part = {"name": name, "status": "crashed", "exit_code": returncode}
+            if returncode is not None and returncode < 0:
+                part["signal"] = signal.Signals(-returncode).name
+            stderr = tails["stderr"].text().strip().splitlines()
+            part["error"] = {
+                "type": "RunnerFailure",
+                "message": stderr[-1] if stderr else f"runner exited with status {returncode}",
+                "file": None,
+                "line": None,
+                "column": None,
+                "traceback": tails["stderr"].text()[-4000:],
+            }
+        if timed_out:
+            part["status"] = "timeout"
+            part["timeout_s"] = self.spec.timeout
+        elif self._stopped and part["status"] in ("terminated", "crashed"):
+            part["status"] = "cancelled"
+        part["output_tail"] = {k: t.text() for k, t in tails.items()}
+        return part
+
+
+def _stop_reason(part: dict[str, Any]) -> str:
+    status = part["status"]
+    if status in ("syntax_error", "timeout", "cancelled", "crashed", "terminated"):
+        return f"the {part['name']} pass ended with status {status}"
+    if status == "exit":
+        return f"the script exited with status {part.get('exit_code')} in the {part['name']} pass"
+    return ""

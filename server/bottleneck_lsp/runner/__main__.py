@@ -1,0 +1,171 @@
+"""Entry point: ``python -m bottleneck_lsp.runner --pass NAME --script S --out F -- args``.
+
+Runs one pass over one script and writes the pass's part of the result document to
+``--out`` (JSON, written atomically). Exit status: 0 when the part was written, 3 when
+the runner itself failed (its message on stderr).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import sys
+import time
+from typing import Any
+
+from . import environment, script
+from .paths import FileClassifier
+
+PASSES = ("cprofile", "cpu", "cuda")
+
+
+def _parse(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="bottleneck_lsp.runner")
+    parser.add_argument("--pass", dest="pass_name", choices=PASSES, required=True)
+    parser.add_argument("--script", required=True)
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--cwd", required=True)
+    parser.add_argument("--root", action="append", default=[])
+    parser.add_argument("--strip-path")
+    parser.add_argument("--environment", action="store_true")
+    parser.add_argument("--no-exact-lines", action="store_true")
+    parser.add_argument("args", nargs=argparse.REMAINDER)
+    ns = parser.parse_args(argv)
+    if ns.args and ns.args[0] == "--":
+        ns.args = ns.args[1:]
+    return ns
+
+
+def _write(path: str, part: dict[str, Any]) -> None:
+    tmp = path + ".tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        json.dump(part, handle, separators=(",", ":"), allow_nan=False)
+    os.replace(tmp, path)
+
+
+class _Run:
+    """One pass over the script; ``conclude`` runs exactly once however it ends."""
+
+    def __init__(self, ns: argparse.Namespace) -> None:
+        self.ns = ns
+        self.started = time.perf_counter()
+        self.part: dict[str, Any] = {"name": ns.pass_name, "status": "ok", "exit_code": 0}
+        self.profiler: Any = None
+        self.files: FileClassifier | None = None
+        self.done = False
+
+    def conclude(self) -> None:
+        if self.done:
+            return
+        self.done = True
+        # From here on a SIGTERM must not interrupt writing; the parent's SIGKILL
+        # after its grace period is the backstop.
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        if self.profiler is not None:
+            try:
+                self.profiler.stop()
+                self.part.update(self.profiler.finish())
+            except Exception as exc:  # noqa: BLE001 - report, never lose the rest
+                self.part.setdefault("notes", []).append(
+                    f"profiler results lost: {type(exc).__name__}: {exc}"
+                )
+        self.part["wall_s"] = round(time.perf_counter() - self.started, 6)
+        _write(self.ns.out, self.part)
+
+    def hard_exit(self, status: int) -> None:
+        self.part.update({"status": "exit" if status else "ok", "exit_code": status})
+        self.part.setdefault("notes", []).append(f"the script called os._exit({status})")
+        self.conclude()
+
+    def run(self) -> None:
+        ns = self.ns
+        script_path = os.path.abspath(ns.script)
+        roots = [os.path.dirname(script_path), *ns.root]
+        script.prepare_process(script_path, ns.args, ns.cwd, ns.strip_path)
+        self.files = FileClassifier(roots)
+        part = self.part
+        script.install_exit_hooks(os.getpid(), self.hard_exit)
+        try:
+            code = script.compile_script(script_path)
+        except script.ScriptSyntaxError as exc:
+            part.update({"status": "syntax_error", "exit_code": 1, "error": exc.info})
+            self.conclude()
+            return
+        torch, import_s, lazy_s, torch_error = environment.import_torch()
+        part["startup"] = {
+            "import_torch_s": round(import_s, 6),
+            "import_torch_lazy_s": round(lazy_s, 6),
+            "cuda_init_s": None,
+        }
+        part["warm"] = False
+        if ns.environment:
+            part["environment"] = environment.summarize(torch, torch_error)
+        if ns.pass_name == "cprofile":
+            from .passes import CProfilePass
+
+            self.profiler = CProfilePass(self.files)
+        elif torch is None:
+            part.update({"status": "skipped", "skip_reason": f"torch is not importable: {torch_error}"})
+            self.conclude()
+            return
+        else:
+            if ns.pass_name == "cuda":
+                if not torch.cuda.is_available():
+                    part.update({"status": "skipped", "skip_reason": _no_cuda_reason(torch)})
+                    self.conclude()
+                    return
+                begin = time.perf_counter()
+                torch.cuda.init()
+                torch.zeros(1, device="cuda")
+                torch.cuda.synchronize()
+                part["startup"]["cuda_init_s"] = round(time.perf_counter() - begin, 6)
+            from .passes import AutogradPass
+
+            self.profiler = AutogradPass(ns.pass_name, torch, self.files, exact_lines=not ns.no_exact_lines)
+        self.profiler.start()
+        try:
+            script.run_as_main(code, script_path)
+        except SystemExit as exc:
+            status = script.exit_code_of(exc)
+            part.update({"status": "exit" if status else "ok", "exit_code": status})
+            if status and not isinstance(exc.code, int) and exc.code is not None:
+                print(exc.code, file=sys.stderr)
+        except script.Terminated:
+            part.update({"status": "terminated", "exit_code": None})
+        except BaseException as exc:  # noqa: BLE001 - the script's own failure
+            self.profiler.stop()
+            part.update(
+                {"status": "error", "exit_code": 1, "error": script.describe_exception(exc, self.files)}
+            )
+            sys.stderr.write(part["error"]["traceback"])
+        finally:
+            try:
+                self.conclude()
+            except script.Terminated:
+                pass
+
+
+def _no_cuda_reason(torch: Any) -> str:
+    if not getattr(torch.version, "cuda", None) and not getattr(torch.version, "hip", None):
+        return f"torch {torch.__version__} was built without CUDA"
+    return f"torch {torch.__version__} has CUDA {torch.version.cuda} but no GPU is available"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ns = _parse(sys.argv[1:] if argv is None else argv)
+    run = _Run(ns)
+    try:
+        run.run()
+    except script.Terminated:
+        run.part.update({"status": "terminated", "exit_code": None})
+        run.conclude()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

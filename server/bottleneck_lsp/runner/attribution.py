@@ -1,0 +1,244 @@
+"""Profiler event tree -> the user's source lines, in one streaming walk.
+
+The walk uses the profiler's event tree (``kineto_results.experimental_event_tree()``),
+never torch's FunctionEvent lists. Python call nodes (PyCall, PyCCall) carry the frame
+that made the call; the innermost such frame in a user file is the line an op belongs to.
+Operators (``a @ b``) make no call node of their own; the runner's TorchFunctionMode
+(see ``passes.LineMarker``) adds one whose caller is the operator's line.
+"""
+
+from __future__ import annotations
+
+import bisect
+from typing import Any
+
+from .paths import FileClassifier
+
+BACKWARD_PREFIX = "autograd::engine::evaluate_function: "
+TOP_OPS = 5
+TOP_LINKS = 5
+
+
+class LineStats:
+    """Costs charged to one source line (or one function when ``exact`` is False)."""
+
+    __slots__ = (
+        "backward",
+        "count",
+        "device_ns",
+        "exact",
+        "file",
+        "forward_links",
+        "function",
+        "line",
+        "ops",
+        "self_ns",
+    )
+
+    def __init__(self, file: str, line: int, function: str, exact: bool) -> None:
+        self.file = file
+        self.line = line
+        self.function = function
+        self.exact = exact
+        self.self_ns = 0
+        self.device_ns = 0
+        self.count = 0
+        self.ops: dict[str, list[int]] = {}  # name -> [self_ns, device_ns, count]
+        self.backward = False
+        self.forward_links: dict[int, int] = {}  # autograd sequence number -> ns
+
+
+class OpStats:
+    __slots__ = ("count", "device_ns", "self_ns", "total_ns")
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.self_ns = 0
+        self.total_ns = 0
+        self.device_ns = 0
+
+
+class Attributor:
+    """Consumes an event tree; holds per-line and per-op totals."""
+
+    def __init__(self, files: FileClassifier) -> None:
+        from torch._C._profiler import _EventType
+
+        self.files = files
+        # pybind enums come back as new objects: compare their integer values.
+        self._py_call = int(_EventType.PyCall.value)
+        self._py_ccall = int(_EventType.PyCCall.value)
+        self._torch_op = int(_EventType.TorchOp.value)
+        self._kineto = int(_EventType.Kineto.value)
+        self.lines: dict[tuple[str, int, bool], LineStats] = {}
+        self.ops: dict[str, OpStats] = {}
+        self.unattributed = LineStats("", 0, "", False)
+        self.event_count = 0
+        self.garbled_frames = 0
+        self.total_self_ns = 0
+        self.total_device_ns = 0
+        self._frames: dict[tuple[str, int, str, bool], LineStats | None] = {}
+        self._forward_seq: dict[int, LineStats] = {}
+        self._backward_windows: list[tuple[int, int, LineStats]] = []
+        self._correlation: dict[int, tuple[LineStats, str]] = {}
+
+    # -- contexts -------------------------------------------------------------------
+    def _context(self, file_name: str, line: int, function: str, exact: bool) -> LineStats | None:
+        key = (file_name, line, function, exact)
+        try:
+            return self._frames[key]
+        except KeyError:
+            pass
+        path = self.files.resolve(file_name)
+        stats: LineStats | None = None
+        if path is not None:
+            line_key = (path, line, exact)
+            stats = self.lines.get(line_key)
+            if stats is None:
+                stats = LineStats(path, line, function, exact)
+                self.lines[line_key] = stats
+        self._frames[key] = stats
+        return stats
+
+    def _backward_context(self, start_ns: int) -> LineStats | None:
+        """The ``.backward()`` line whose engine run covers this time (other threads)."""
+        windows = self._backward_windows
+        i = bisect.bisect_right(windows, start_ns, key=lambda w: w[0]) - 1
+        if i >= 0 and windows[i][1] >= start_ns:
+            return windows[i][2]
+        return None
+
+    # -- the walk ---------------------------------------------------------------------
+    def consume(self, roots: list[Any]) -> None:
+        """Walk the main thread's roots first, then other threads' roots: the autograd
+        engine's device threads have no Python frames, so their ops go to the
+        ``.backward()`` line whose engine run covers them."""
+        roots = sorted(roots, key=lambda n: n.start_time_ns)
+        main_tid = roots[0].start_tid if roots else None
+        others = []
+        for root in roots:
+            if root.start_tid == main_tid:
+                self._walk(root, None)
+            else:
+                others.append(root)
+        self._backward_windows.sort(key=lambda w: w[0])
+        for root in others:
+            self._walk(root, self._backward_context(root.start_time_ns))
+
+    def _walk(self, root: Any, root_ctx: LineStats | None) -> None:
+        py_call, py_ccall, torch_op, kineto = (
+            self._py_call,
+            self._py_ccall,
+            self._torch_op,
+            self._kineto,
+        )
+        lines_ops = self.ops
+        unattributed = self.unattributed
+        # (node, context, enclosing op's line, enclosing op's name)
+        stack: list[tuple[Any, LineStats | None, LineStats | None, str]] = [(root, root_ctx, None, "")]
+        pop = stack.pop
+        push = stack.append
+        while stack:
+            node, ctx, parent_line, parent_name = pop()
+            tag = node.tag.value
+            if tag == torch_op:
+                self.event_count += 1
+                name = node.name
+                dur = node.duration_time_ns
+                target = ctx if ctx is not None else unattributed
+                target.self_ns += dur
+                entry = target.ops.get(name)
+                if entry is None:
+                    target.ops[name] = [dur, 0, 1]
+                else:
+                    entry[0] += dur
+                    entry[2] += 1
+                op = lines_ops.get(name)
+                if op is None:
+                    op = lines_ops[name] = OpStats()
+                op.count += 1
+                op.self_ns += dur
+                op.total_ns += dur
+                self.total_self_ns += dur
+                if parent_line is not None:
+                    parent_line.self_ns -= dur
+                    parent_line.ops[parent_name][0] -= dur
+                    lines_ops[parent_name].self_ns -= dur
+                    self.total_self_ns -= dur
+                else:
+                    target.count += 1
+                    seq = node.extra_fields.sequence_number
+                    if seq >= 0:
+                        if name.startswith(BACKWARD_PREFIX):
+                            target.backward = True
+                            target.forward_links[seq] = target.forward_links.get(seq, 0) + dur
+                        elif seq not in self._forward_seq and ctx is not None:
+                            self._forward_seq[seq] = ctx
+                for child in node.children:
+                    push((child, ctx, target, name))
+                continue
+            if tag == py_ccall or tag == py_call:
+                child_ctx = ctx
+                try:
+                    fields = node.extra_fields
+                    caller = fields.caller
+                    here = self._context(caller.file_name, caller.line_number, caller.function_name, True)
+                    if here is not None:
+                        child_ctx = here
+                    if tag == py_call:
+                        callee = fields.callsite
+                        inside = self._context(
+                            callee.file_name, callee.line_number, callee.function_name, False
+                        )
+                        if inside is not None:
+                            # Inside a user function: ops with no call node of their own
+                            # belong to this function at a line the profiler cannot name.
+                            child_ctx = inside
+                    elif child_ctx is not None:
+                        if "run_backward" in node.name:
+                            self._backward_windows.append((node.start_time_ns, node.end_time_ns, child_ctx))
+                except UnicodeDecodeError:
+                    # torch 2.13 sometimes hands back garbled names for frames whose
+                    # code objects are gone; such a node says nothing about lines.
+                    self.garbled_frames += 1
+                for child in node.children:
+                    push((child, child_ctx, parent_line, parent_name))
+                continue
+            if tag == kineto and parent_line is not None:
+                corr = node.correlation_id
+                if corr:
+                    self._correlation[corr] = (parent_line, parent_name)
+            for child in node.children:
+                push((child, ctx, parent_line, parent_name))
+
+    # -- device time (CUDA pass) --------------------------------------------------------
+    def add_device_events(self, events: Any) -> int:
+        """Charge device kernels to the line of the op that launched them.
+
+        Kernels are linked to their CPU launch through ``linked_correlation_id``, as
+        torch's own parser links them. Returns the number of device events seen.
+        """
+        from torch._C._autograd import DeviceType
+
+        seen = 0
+        for event in events:
+            if event.device_type() == DeviceType.CPU:
+                continue
+            seen += 1
+            dur = event.duration_ns()
+            self.total_device_ns += dur
+            owner = self._correlation.get(event.linked_correlation_id())
+            target, op_name = owner if owner is not None else (self.unattributed, "")
+            target.device_ns += dur
+            if op_name:
+                entry = target.ops.get(op_name)
+                if entry is not None:
+                    entry[1] += dur
+                op = self.ops.get(op_name)
+                if op is not None:
+                    op.device_ns += dur
+        return seen
+
+    # -- output -------------------------------------------------------------------------
+    def forward_line_of(self, seq: int) -> LineStats | None:
+        return self._forward_seq.get(seq)

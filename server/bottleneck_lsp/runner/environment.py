@@ -1,0 +1,92 @@
+"""The environment summary: interpreter, OS, torch build, CUDA, relevant packages.
+
+Packages are read from installed metadata (importlib.metadata); pip is never spawned.
+"""
+
+from __future__ import annotations
+
+import platform
+import re
+import sys
+import time
+from typing import Any
+
+_RELEVANT = re.compile(
+    r"torch|numpy|triton|nvidia|cuda|cudnn|onnx|optree|mypy|apex|xformers|transformers|"
+    r"lightning|accelerate|mkl|intel|jax|scipy|pillow",
+    re.IGNORECASE,
+)
+
+
+def import_torch() -> tuple[Any, float, float, str | None]:
+    """Import torch, timed: (module or None, seconds, lazy-part seconds, error message).
+
+    torch loads its compiler stack (torch._dynamo, with sympy) lazily, at the first
+    optimizer step for instance: over a second of import work that would otherwise be
+    charged to whichever line of the script triggers it. It is loaded here, as
+    start-up, and reported apart.
+    """
+    start = time.perf_counter()
+    try:
+        import torch
+    except Exception as exc:  # noqa: BLE001 - any import failure means "no torch"
+        return None, time.perf_counter() - start, 0.0, f"{type(exc).__name__}: {exc}"
+    loaded = time.perf_counter()
+    try:
+        import torch._dynamo
+    except Exception:  # noqa: BLE001 - optional; the script will meet the same error
+        pass
+    return torch, loaded - start, time.perf_counter() - loaded, None
+
+
+def _packages() -> list[dict[str, str]]:
+    from importlib import metadata
+
+    found: dict[str, str] = {}
+    for dist in metadata.distributions():
+        name = dist.metadata["Name"] or ""
+        if name and _RELEVANT.search(name) and name.lower() not in found:
+            found[name.lower()] = f"{name}=={dist.version}"
+    return [{"name": k, "spec": v} for k, v in sorted(found.items())]
+
+
+def _torch_summary(torch: Any) -> dict[str, Any]:
+    cuda_available = bool(torch.cuda.is_available())
+    info: dict[str, Any] = {
+        "version": torch.__version__,
+        "git_version": getattr(torch.version, "git_version", None),
+        "debug": bool(getattr(torch.version, "debug", False)),
+        "cuda_compiled": getattr(torch.version, "cuda", None),
+        "hip_compiled": getattr(torch.version, "hip", None),
+        "cuda_available": cuda_available,
+        "cudnn": None,
+        "cuda_driver": None,
+        "devices": [],
+    }
+    if cuda_available:
+        try:
+            info["cudnn"] = torch.backends.cudnn.version()
+        except Exception:  # noqa: BLE001
+            pass
+        try:
+            info["cuda_driver"] = torch._C._cuda_getDriverVersion()
+        except Exception:  # noqa: BLE001
+            pass
+        info["devices"] = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
+    return info
+
+
+def summarize(torch: Any, torch_error: str | None) -> dict[str, Any]:
+    """The document's ``environment`` object."""
+    return {
+        "python": {
+            "version": platform.python_version(),
+            "implementation": platform.python_implementation(),
+            "executable": sys.executable,
+        },
+        "os": platform.platform(),
+        "machine": platform.machine(),
+        "torch": _torch_summary(torch) if torch is not None else None,
+        "torch_error": torch_error,
+        "packages": _packages(),
+    }

@@ -1,0 +1,158 @@
+"""Running the user's script as ``python script.py args`` would, and describing how it ended."""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+import types
+from collections.abc import Callable
+from typing import Any
+
+from .paths import FileClassifier
+
+_RUNNER_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+class ScriptSyntaxError(Exception):
+    """The script does not compile; carries the location Python reported."""
+
+    def __init__(self, info: dict[str, Any]) -> None:
+        super().__init__(info["message"])
+        self.info = info
+
+
+def compile_script(path: str) -> types.CodeType:
+    """Compile the script from its bytes, so a coding header is honoured as Python does."""
+    with open(path, "rb") as handle:
+        source = handle.read()
+    try:
+        return compile(source, path, "exec", dont_inherit=True)
+    except SyntaxError as exc:
+        raise ScriptSyntaxError(
+            {
+                "type": type(exc).__name__,
+                "message": exc.msg or str(exc),
+                "file": os.path.abspath(exc.filename or path),
+                "line": exc.lineno,
+                "column": exc.offset,
+                "end_line": getattr(exc, "end_lineno", None),
+                "end_column": getattr(exc, "end_offset", None),
+                "traceback": "".join(traceback.format_exception_only(type(exc), exc)),
+            }
+        ) from None
+    except ValueError as exc:  # null bytes in the source
+        raise ScriptSyntaxError(
+            {
+                "type": "SyntaxError",
+                "message": str(exc),
+                "file": os.path.abspath(path),
+                "line": 1,
+                "column": 1,
+                "end_line": None,
+                "end_column": None,
+                "traceback": f"SyntaxError: {exc}\n",
+            }
+        ) from None
+
+
+def prepare_process(script: str, args: list[str], cwd: str, strip_path: str | None) -> None:
+    """Make this process look like ``python script args`` started in ``cwd``."""
+    if strip_path:
+        real = os.path.realpath(strip_path)
+        sys.path[:] = [p for p in sys.path if not p or os.path.realpath(p) != real]
+        original = os.environ.pop("BOTTLENECK_LSP_ORIGINAL_PYTHONPATH", None)
+        if original is None:
+            os.environ.pop("PYTHONPATH", None)
+        else:
+            os.environ["PYTHONPATH"] = original
+    script_dir = os.path.dirname(os.path.abspath(script))
+    if sys.path and sys.path[0] in ("", os.getcwd(), os.path.realpath(os.getcwd())):
+        sys.path[0] = script_dir
+    else:
+        sys.path.insert(0, script_dir)
+    sys.argv[:] = [script, *args]
+    os.chdir(cwd)
+
+
+def run_as_main(code: types.CodeType, script: str) -> None:
+    """Execute compiled code as the ``__main__`` module."""
+    main = types.ModuleType("__main__")
+    main.__dict__.update(
+        {
+            "__file__": script,
+            "__builtins__": __builtins__,
+            "__cached__": None,
+            "__spec__": None,
+            "__loader__": None,
+            "__package__": None,
+        }
+    )
+    sys.modules["__main__"] = main
+    exec(code, main.__dict__)
+
+
+def describe_exception(exc: BaseException, files: FileClassifier) -> dict[str, Any]:
+    """The exception, its innermost location in the user's files, and a traceback
+    with the runner's own frames left out."""
+    entries = [
+        e for e in traceback.extract_tb(exc.__traceback__) if not e.filename.startswith(_RUNNER_DIR + os.sep)
+    ]
+    location: traceback.FrameSummary | None = None
+    for entry in entries:
+        if files.resolve(entry.filename) is not None:
+            location = entry
+    text = "Traceback (most recent call last):\n" if entries else ""
+    text += "".join(traceback.format_list(entries))
+    text += "".join(traceback.format_exception_only(type(exc), exc))
+    return {
+        "type": type(exc).__name__,
+        "message": str(exc),
+        "file": files.resolve(location.filename) if location else None,
+        "line": location.lineno if location else None,
+        "column": (getattr(location, "colno", None) or 0) + 1 if location else None,
+        "function": location.name if location else None,
+        "traceback": text[-20000:],
+    }
+
+
+def exit_code_of(exc: SystemExit) -> int:
+    """The process exit status Python would give for this SystemExit."""
+    code = exc.code
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code
+    return 1
+
+
+class Terminated(BaseException):
+    """Raised in the main thread when the runner is asked to stop (SIGTERM)."""
+
+
+def install_exit_hooks(pid: int, on_hard_exit: Callable[[int], None]) -> None:
+    """Turn SIGTERM into ``Terminated`` and let ``os._exit`` save results first.
+
+    Both hooks act only in this process: forked workers inherit them and must exit
+    as they would have without us.
+    """
+    import signal
+
+    def on_term(signum: int, frame: object) -> None:
+        if os.getpid() == pid:
+            raise Terminated()
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
+
+    signal.signal(signal.SIGTERM, on_term)
+    real_exit = os._exit
+
+    def hooked_exit(status: int) -> None:
+        if os.getpid() == pid:
+            try:
+                on_hard_exit(status)
+            except BaseException:  # noqa: BLE001 - never block the exit
+                pass
+        real_exit(status)
+
+    os._exit = hooked_exit  # type: ignore[assignment]

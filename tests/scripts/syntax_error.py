@@ -1,0 +1,4 @@
+import torch
+
+x = torch.randn(2)
+y = (x +  # SYNTAX

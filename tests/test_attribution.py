@@ -1,0 +1,77 @@
+"""The top hotspot is the planted line, with real torch, for each way of calling torch."""
+
+from __future__ import annotations
+
+import pytest
+
+from bottleneck_lsp import analysis
+from bottleneck_lsp.result import validate
+from helpers import SCRIPTS, marker_line, run_job
+
+
+def top_cpu_line(doc: dict) -> dict:
+    part = analysis.pass_named(doc, "cpu")
+    assert part is not None and part["status"] == "ok", part
+    assert part["lines"], "no line was attributed"
+    return part["lines"][0]
+
+
+@pytest.mark.parametrize(
+    "script",
+    ["fn_call.py", "tensor_method.py", "module_call.py", "operator_at.py"],
+)
+def test_top_line_is_the_planted_line(script: str) -> None:
+    doc = run_job(script, passes=("cpu",))
+    assert validate(doc) == []
+    top = top_cpu_line(doc)
+    assert top["file"] == str(SCRIPTS / script)
+    assert top["line"] == marker_line(script)
+    assert top["exact"] is True
+    assert top["cpu_share"] > 0.5
+
+
+def test_operator_line_needs_the_line_marker() -> None:
+    """Without the marker, `c @ b` can only be placed on its function, and says so."""
+    doc = run_job("operator_at.py", passes=("cpu",), exact_lines=False)
+    top = top_cpu_line(doc)
+    assert top["exact"] is False
+    assert top["function"] == "work"
+    assert top["line"] == 4  # the def line, flagged inexact rather than misattributed
+
+
+def test_hot_line_in_a_helper_module() -> None:
+    doc = run_job("uses_helper.py", passes=("cpu",))
+    top = top_cpu_line(doc)
+    assert top["file"] == str(SCRIPTS / "helper_mod.py")
+    assert top["line"] == marker_line("helper_mod.py")
+
+
+def test_backward_work_is_on_the_backward_line_and_linked_to_its_forward_line() -> None:
+    doc = run_job("backward.py", passes=("cpu",))
+    top = top_cpu_line(doc)
+    assert top["line"] == marker_line("backward.py")
+    assert top["backward"] is True
+    forward = marker_line("backward.py", "# FORWARD")
+    assert top["forward_lines"][0]["line"] == forward
+    ops = {op["name"] for op in top["ops"]}
+    assert any("Backward" in name or name.startswith("aten::") for name in ops)
+
+
+def test_cprofile_pass_finds_the_user_function_and_call_line() -> None:
+    doc = run_job("uses_helper.py", passes=("cprofile",))
+    part = analysis.pass_named(doc, "cprofile")
+    assert part is not None and part["status"] == "ok"
+    funcs = {(f["file"], f["function"]): f for f in part["functions"] if f["user"]}
+    expensive = funcs[(str(SCRIPTS / "helper_mod.py"), "expensive")]
+    assert expensive["ncalls"] == 10 and expensive["line"] == 4
+    sites = [s for s in part["call_sites"] if s["callee"] == "expensive"]
+    assert sites and sites[0]["line"] == 6 and sites[0]["exact"]
+
+
+def test_startup_is_kept_apart_from_the_script() -> None:
+    doc = run_job("fn_call.py", passes=("cpu",))
+    part = doc["passes"][0]
+    assert part["startup"]["import_torch_s"] > 0
+    assert part["warm"] is False
+    # import torch happens before profiling: no line of the script holds it
+    assert all(line["line"] != 1 for line in part["lines"])

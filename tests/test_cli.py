@@ -1,0 +1,92 @@
+"""The command line, as the old torch.utils.bottleneck's own tests checked it, and more."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+
+import torch
+
+from bottleneck_lsp.result import validate
+from helpers import SCRIPTS, marker_line
+
+
+def cli(*args: str, cwd: str | None = None) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [sys.executable, "-m", "bottleneck_lsp", *args],
+        capture_output=True,
+        timeout=300,
+        cwd=cwd,
+    )
+
+
+def test_exit_code_2_when_the_scripts_argparse_rejects_and_0_with_arguments() -> None:
+    missing = cli(str(SCRIPTS / "needs_args.py"))
+    assert missing.returncode == 2
+    assert b"--size" in missing.stderr
+    given = cli(str(SCRIPTS / "needs_args.py"), "--size", "200")
+    assert given.returncode == 0, given.stderr.decode()[-2000:]
+    out = given.stdout.decode("ascii")  # ASCII output, as the old tool's test decoded it
+    lines = out.splitlines()
+
+    env = lines.index("  Environment Summary")
+    assert any(re.match(r"PyTorch \d+\.\d+", line) for line in lines[env : env + 6])
+
+    cprof = lines.index("  cProfile output")
+    autograd = next(i for i, line in enumerate(lines) if "autograd profiler output" in line)
+    assert 6 <= autograd - cprof <= 50
+    assert len(lines) - autograd >= 6
+    assert ("CUDA mode" in out) == torch.cuda.is_available()
+
+    hot = marker_line("needs_args.py")
+    assert re.search(rf"needs_args\.py:{hot}:\d+: (warning|note): \d+\.\d% of CPU time: ", out)
+
+
+def test_script_exit_code_passes_through_and_later_passes_are_skipped() -> None:
+    result = cli("--format", "json", str(SCRIPTS / "exits.py"), "7")
+    assert result.returncode == 7
+    doc = json.loads(result.stdout)
+    assert doc["passes"][0]["status"] == "exit" and doc["passes"][0]["exit_code"] == 7
+    assert doc["passes"][1]["status"] == "skipped"
+
+
+def test_json_format_to_a_file_is_a_valid_document(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    out = tmp_path / "result.json"
+    result = cli("--format", "json", "-o", str(out), "--passes", "cpu", str(SCRIPTS / "fn_call.py"))
+    assert result.returncode == 0
+    assert result.stdout == b""
+    doc = json.loads(out.read_text())
+    assert validate(doc) == []
+    assert doc["passes"][0]["lines"][0]["line"] == marker_line("fn_call.py")
+
+
+def test_usage_and_clear_errors() -> None:
+    help_text = cli("-h")
+    assert help_text.returncode == 0 and b"usage: python -m bottleneck_lsp" in help_text.stdout
+    missing = cli("/no/such/script.py")
+    assert missing.returncode == 2
+    assert b"Script not found: /no/such/script.py" in missing.stderr
+    folder = cli(str(SCRIPTS))
+    assert b"Script is a folder" in folder.stderr
+    bad_pass = cli("--passes", "gpu", str(SCRIPTS / "fn_call.py"))
+    assert bad_pass.returncode == 2 and b"unknown pass gpu" in bad_pass.stderr
+    bad_python = cli("--python", "/no/python", str(SCRIPTS / "fn_call.py"))
+    assert b"Python interpreter not found or not executable: /no/python" in bad_python.stderr
+
+
+def test_console_script_profile_subcommand(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    exe = os.path.join(os.path.dirname(sys.executable), "bottleneck-lsp")
+    result = subprocess.run(
+        [exe, "profile", "--passes", "cpu", "--top", "1", "--min-share", "99%", str(SCRIPTS / "fn_call.py")],
+        capture_output=True,
+        timeout=300,
+        cwd=tmp_path,
+    )
+    assert result.returncode == 0
+    out = result.stdout.decode()
+    warnings = [line for line in out.splitlines() if ": warning: " in line or ": note: " in line]
+    assert len(warnings) == 1  # --top 1 and a threshold nothing reaches
+    assert warnings[0].startswith(str(SCRIPTS / "fn_call.py"))  # outside cwd: absolute path

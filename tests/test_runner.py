@@ -1,0 +1,106 @@
+"""The runner runs the script as `python script.py args` would, and reports how it ended."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from bottleneck_lsp import analysis
+from helpers import SCRIPTS, marker_line, run_job
+
+
+def introspect(doc: dict) -> dict:
+    out = doc["passes"][0]["output_tail"]["stdout"]
+    line = next(line for line in out.splitlines() if line.startswith("INTROSPECT "))
+    return json.loads(line[len("INTROSPECT ") :])
+
+
+def test_script_sees_its_own_argv_path_name_cwd_and_empty_stdin(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    before = os.environ.get("PYTHONPATH")
+    doc = run_job("introspect.py", "a", "b c", passes=("cprofile",), cwd=str(tmp_path))
+    seen = introspect(doc)
+    script = str(SCRIPTS / "introspect.py")
+    assert seen["argv"] == [script, "a", "b c"]
+    assert seen["path0"] == str(SCRIPTS)
+    assert seen["name"] == "__main__"
+    assert seen["cwd"] == str(tmp_path)
+    assert seen["stdin"] == ""
+    assert seen["pythonpath"] == before
+    assert not any("bottleneck-lsp-" in p for p in seen["path"])
+
+
+def test_each_pass_runs_in_a_fresh_process() -> None:
+    doc = run_job("introspect.py", passes=("cprofile", "cpu"))
+    assert [p["name"] for p in doc["passes"]] == ["cprofile", "cpu"]
+    assert all(p["status"] == "ok" and p["warm"] is False for p in doc["passes"])
+    assert all("INTROSPECT" in p["output_tail"]["stdout"] for p in doc["passes"])
+
+
+def test_environment_summary() -> None:
+    doc = run_job("introspect.py", passes=("cprofile",))
+    env = doc["environment"]
+    assert env["torch"]["version"].startswith("2.")
+    assert env["python"]["version"] == ".".join(map(str, sys.version_info[:3]))
+    assert any(p["name"] == "torch" for p in env["packages"])
+
+
+def test_cuda_pass_asked_for_without_cuda_is_skipped_with_the_reason() -> None:
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has CUDA")
+    doc = run_job("fn_call.py", passes=("cprofile", "cuda"))
+    cuda = analysis.pass_named(doc, "cuda")
+    assert cuda is not None and cuda["status"] == "skipped"
+    assert "without CUDA" in cuda["skip_reason"] or "no CUDA device" in cuda["skip_reason"]
+    assert doc["verdict"] is None
+    # by default (no --passes) the CUDA pass is simply not run on such a machine
+    auto = run_job("introspect.py")
+    assert [p["name"] for p in auto["passes"]] == ["cprofile", "cpu"]
+
+
+def test_without_torch_cprofile_still_runs_and_autograd_is_skipped() -> None:
+    base = os.path.join(sys.base_prefix, "bin", "python3")
+    probe = subprocess.run([base, "-c", "import torch"], capture_output=True)
+    if probe.returncode == 0:
+        pytest.skip("the base interpreter has torch")
+    doc = run_job("introspect.py", passes=("cprofile", "cpu"), python=base)
+    assert doc["environment"]["torch"] is None
+    assert "torch" in doc["environment"]["torch_error"]
+    cprofile, cpu = doc["passes"]
+    assert cprofile["status"] == "ok"
+    assert cpu["status"] == "skipped" and "torch is not importable" in cpu["skip_reason"]
+
+
+def test_syntax_error_reports_line_and_column_and_runs_nothing() -> None:
+    doc = run_job("syntax_error.py")
+    assert doc["status"] == "syntax_error"
+    first = doc["passes"][0]
+    assert first["error"]["line"] == marker_line("syntax_error.py", "# SYNTAX")
+    assert first["error"]["column"] >= 1
+    assert all(p["status"] == "skipped" for p in doc["passes"][1:])
+
+
+def test_exception_located_on_the_raising_line_and_results_kept() -> None:
+    doc = run_job("raises.py", passes=("cpu",))
+    part = doc["passes"][0]
+    assert part["status"] == "error"
+    error = part["error"]
+    assert error["type"] == "ValueError" and error["message"] == "planted failure"
+    assert error["file"] == str(SCRIPTS / "raises.py")
+    assert error["line"] == marker_line("raises.py", "# RAISE")
+    assert "bottleneck_lsp" not in error["traceback"]
+    assert part["lines"][0]["line"] == marker_line("helper_mod.py")  # work before the failure
+    assert doc["exit_code"] == 1
+
+
+def test_timeout_kills_the_pass_and_keeps_partial_results() -> None:
+    doc = run_job("forever.py", passes=("cpu",), timeout=6)
+    part = doc["passes"][0]
+    assert part["status"] == "timeout"
+    assert doc["exit_code"] == 124
+    assert part["lines"] and part["lines"][0]["line"] == marker_line("forever.py")

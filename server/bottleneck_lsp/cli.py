@@ -175,7 +175,17 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     profile = sub.add_parser("profile", help="profile a script and print the report")
     add_profile_arguments(profile)
-    return run_profile(parser.parse_args(argv))
+    serve = sub.add_parser("serve", help="run the language server (stdio by default)")
+    serve.add_argument(
+        "--tcp", metavar="[HOST:]PORT", help="listen on TCP instead of stdio (host defaults to 127.0.0.1)"
+    )
+    serve.add_argument("--log-level", default="WARNING", help="server log level on stderr (default: WARNING)")
+    ns = parser.parse_args(argv)
+    if ns.command == "serve":
+        from .lsp.server import serve as run_server
+
+        return run_server(ns.tcp, ns.log_level)
+    return run_profile(ns)
 
 
 def dropin_main(argv: list[str] | None = None) -> int:

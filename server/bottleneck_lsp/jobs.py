@@ -147,6 +147,13 @@ class Job:
 
             asyncio.get_running_loop().call_later(KILL_GRACE_S, escalate)
 
+    def kill(self) -> None:
+        """Kill the running pass's whole process group at once (synchronous, no grace)."""
+        self._stopped = True
+        proc = self._proc
+        if proc is not None and proc.returncode is None:
+            _kill_group(proc.pid, signal.SIGKILL)
+
     @property
     def stopped(self) -> bool:
         return self._stopped

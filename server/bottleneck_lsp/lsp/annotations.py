@@ -1,0 +1,248 @@
+"""Result document -> what the editor shows: diagnostics, code lenses, hovers.
+
+An ``Annotation`` is one marked line (0-based) of one file, with the line's text when it
+was profiled, so that edits can move it or drop it (see ``tracking.py``).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from lsprotocol import types
+from pygls import uris
+
+from .. import analysis
+from ..analysis import Hotspot, Thresholds
+
+SOURCE = "bottleneck"
+ERROR_CODE = "script-error"
+SHORT = {analysis.CPU: "CPU", analysis.DEVICE: "device", analysis.PYTHON: "Python"}
+
+
+@dataclass(frozen=True)
+class Annotation:
+    script: str  # the profiled script this came from
+    uri: str
+    line: int  # 0-based
+    text: str  # the line's stripped text when profiled ("" when unknown)
+    hotspots: tuple[Hotspot, ...] = ()
+    error: dict[str, Any] | None = None
+    function: dict[str, Any] | None = None  # a hot function's def line (cProfile)
+    column: int = 0  # 0-based
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def moved(self, line: int) -> Annotation:
+        return replace(self, line=line)
+
+
+def _uri(path: str) -> str:
+    return uris.from_fs_path(path) or path
+
+
+def _line_text(path: str, line: int) -> str:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            for number, text in enumerate(handle, start=1):
+                if number == line:
+                    return text.strip()[:200]
+    except OSError:
+        pass
+    return ""
+
+
+def build(doc: dict[str, Any], thresholds: Thresholds) -> list[Annotation]:
+    """Every annotation for one result: hot lines, hot functions, the script's error."""
+    script = doc["script"]
+    grouped: dict[tuple[str, int], list[Hotspot]] = {}
+    for spot in analysis.hotspots(doc, thresholds):
+        grouped.setdefault(spot.key, []).append(spot)
+    out = []
+    for (path, line), spots in grouped.items():
+        spots.sort(key=lambda h: h.share, reverse=True)
+        text = next((h.text for h in spots if h.text), "") or _line_text(path, line)
+        column = max(min(h.column for h in spots) - 1, 0)
+        out.append(Annotation(script, _uri(path), line - 1, text, tuple(spots), column=column))
+    for func in analysis.hot_functions(doc, thresholds):
+        out.append(
+            Annotation(
+                script,
+                _uri(func["file"]),
+                func["line"] - 1,
+                _line_text(func["file"], func["line"]),
+                function=func,
+            )
+        )
+    error = analysis.first_error(doc)
+    if error and error.get("file") and error.get("line"):
+        out.append(
+            Annotation(
+                script,
+                _uri(error["file"]),
+                error["line"] - 1,
+                _line_text(error["file"], error["line"]),
+                error=error,
+                column=max((error.get("column") or 1) - 1, 0),
+            )
+        )
+    return out
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1000:.0f} ms" if seconds >= 0.01 else f"{seconds * 1000:.2f} ms"
+
+
+def _ops(spot: Hotspot, n: int = 3) -> str:
+    return ", ".join(f"{o['name']} ×{o['count']}" for o in spot.ops[:n])
+
+
+def message(spot: Hotspot) -> str:
+    label = analysis.KIND_LABEL[spot.kind]
+    text = f"{spot.share * 100:.1f}% of {label} ({_ms(spot.time_s)}, {spot.count} calls)"
+    if spot.ops:
+        text += f": {_ops(spot)}"
+    if spot.backward and spot.forward_lines:
+        text += "; backward of line " + ", ".join(str(f["line"]) for f in spot.forward_lines[:3])
+    if not spot.exact:
+        text += f"; somewhere in {spot.function}, the profiler cannot name the line"
+    return text
+
+
+def _severity(share: float, thresholds: Thresholds) -> types.DiagnosticSeverity:
+    if share >= thresholds.warning_share:
+        return types.DiagnosticSeverity.Warning
+    if share >= thresholds.min_share:
+        return types.DiagnosticSeverity.Information
+    return types.DiagnosticSeverity.Hint
+
+
+def _range(a: Annotation, width: int | None = None) -> types.Range:
+    end = a.column + (width if width is not None else max(len(a.text), 1))
+    return types.Range(types.Position(a.line, a.column), types.Position(a.line, end))
+
+
+def _spot_data(spot: Hotspot) -> dict[str, Any]:
+    return {
+        "kind": spot.kind,
+        "pass": spot.pass_name,
+        "share": spot.share,
+        "timeS": spot.time_s,
+        "count": spot.count,
+        "ops": spot.ops,
+        "exact": spot.exact,
+        "backward": spot.backward,
+    }
+
+
+def diagnostic(a: Annotation, thresholds: Thresholds) -> types.Diagnostic | None:
+    if a.error is not None:
+        err = a.error
+        return types.Diagnostic(
+            range=_range(a, None if err["type"] != "SyntaxError" else 1),
+            message=f"{err['type']}: {err['message']} (in the {err['pass']} pass)",
+            severity=types.DiagnosticSeverity.Error,
+            source=SOURCE,
+            code=ERROR_CODE,
+            data={"script": a.script, "status": err["status"]},
+        )
+    if not a.hotspots:
+        return None
+    top = a.hotspots[0]
+    text = message(top)
+    for other in a.hotspots[1:]:
+        text += f"\n{message(other)}"
+    related = [
+        types.DiagnosticRelatedInformation(
+            location=types.Location(
+                uri=_uri(f["file"]),
+                range=types.Range(types.Position(f["line"] - 1, 0), types.Position(f["line"] - 1, 0)),
+            ),
+            message=f"forward line whose backward costs {f['backward_cpu_us'] / 1000:.1f} ms here",
+        )
+        for spot in a.hotspots
+        for f in spot.forward_lines
+    ]
+    return types.Diagnostic(
+        range=_range(a),
+        message=text,
+        severity=_severity(top.share, thresholds),
+        source=SOURCE,
+        code=top.kind,
+        related_information=related or None,
+        data={"script": a.script, "hotspots": [_spot_data(s) for s in a.hotspots]},
+    )
+
+
+def lens_title(a: Annotation) -> str:
+    if a.function is not None:
+        f = a.function
+        return f"tottime {f['tottime_s']:.2f} s · cumtime {f['cumtime_s']:.2f} s · {f['ncalls']} calls"
+    parts = []
+    for spot in a.hotspots:
+        piece = f"{spot.share * 100:.1f}% {SHORT[spot.kind]} · {_ms(spot.time_s)}"
+        if spot.ops:
+            top = spot.ops[0]
+            piece += f" · {top['name']} ×{top['count']}"
+        parts.append(piece)
+    return " | ".join(parts)
+
+
+def code_lens(a: Annotation) -> types.CodeLens | None:
+    if a.error is not None:
+        return None
+    return types.CodeLens(
+        range=types.Range(types.Position(a.line, 0), types.Position(a.line, 0)),
+        command=types.Command(
+            title=lens_title(a), command="bottleneck.report", arguments=[uris.from_fs_path(a.script)]
+        ),
+    )
+
+
+def hover(annotations: list[Annotation], doc: dict[str, Any] | None) -> str:
+    """Markdown: a table row per pass for this line, and the CPU/GPU verdict."""
+    rows = []
+    notes = []
+    for a in annotations:
+        if a.error is not None:
+            notes.append(f"**{a.error['type']}**: {a.error['message']}")
+        if a.function is not None:
+            f = a.function
+            notes.append(
+                f"`{f['function']}`: {f['ncalls']} calls, tottime {f['tottime_s']:.3f} s, "
+                f"cumtime {f['cumtime_s']:.3f} s ({f['share'] * 100:.1f}% of the cProfile pass)"
+            )
+        for s in a.hotspots:
+            device = f"{s.time_s * 1000:.1f} ms" if s.kind == analysis.DEVICE else "-"
+            cpu = f"{s.time_s * 1000:.1f} ms" if s.kind != analysis.DEVICE else "-"
+            rows.append(
+                f"| {s.pass_name} | {SHORT[s.kind]} | {s.share * 100:.1f}% | {cpu} | {device} "
+                f"| {s.count} | {_ops(s, 5) or '-'} |"
+            )
+            if s.backward and s.forward_lines:
+                links = ", ".join(
+                    f"[line {f['line']}]({_uri(f['file'])}#L{f['line']})" for f in s.forward_lines[:5]
+                )
+                notes.append(f"Backward work for forward {links}.")
+            if not s.exact:
+                notes.append(f"Inside `{s.function}`; the profiler cannot name the exact line.")
+    out = ["**bottleneck**"]
+    if rows:
+        out += [
+            "",
+            "| pass | kind | share | CPU | device | count | top ops |",
+            "| --- | --- | --- | --- | --- | --- | --- |",
+            *rows,
+        ]
+    if notes:
+        out += ["", *notes]
+    verdict = doc.get("verdict") if doc else None
+    if verdict:
+        out += [
+            "",
+            f"**{verdict['bound'].upper()}-bound**: the GPU was busy "
+            f"{verdict['device_busy_fraction'] * 100:.0f}% of {verdict['wall_s']:.2f} s.",
+        ]
+    if doc:
+        out += ["", f"Profiled {os.path.basename(doc['script'])} at {doc.get('created', '?')}."]
+    return "\n".join(out)

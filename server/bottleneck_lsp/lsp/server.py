@@ -1,0 +1,481 @@
+"""The pygls server: state on ``BottleneckServer``; features and commands below.
+
+The server never runs user code in its own process: a profile command starts a job
+(``bottleneck_lsp.jobs``), whose runner subprocesses run the script. Everything here is
+async on the event loop and never blocks it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import ipaddress
+import logging
+import os
+import signal
+import sys
+import tempfile
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+import attrs
+from lsprotocol import types
+from pygls import uris
+from pygls.lsp.server import LanguageServer
+
+from .. import __version__, analysis, report
+from ..jobs import Job, JobError, JobEvent, JobSpec
+from . import annotations as notes
+from . import tracking
+from .settings import Settings, merge
+
+log = logging.getLogger(__name__)
+
+PROFILE = "bottleneck.profile"
+STOP = "bottleneck.stop"
+CLEAR = "bottleneck.clear"
+REPORT = "bottleneck.report"
+COMMANDS = [PROFILE, STOP, CLEAR, REPORT]
+MAX_ARGS = 1000
+MAX_ARG_CHARS = 100_000
+
+
+@attrs.define
+class ProfileArguments:
+    """``bottleneck.profile``'s single argument object."""
+
+    uri: str
+    args: list[str] | None = None
+    passes: list[str] | None = None
+    cwd: str | None = None
+    python: str | None = None
+    timeout: float | None = None
+
+
+@dataclass
+class Running:
+    job: Job
+    task: asyncio.Task[Any] | None = None
+    token: str | None = None
+
+
+@dataclass
+class State:
+    settings: Settings = field(default_factory=Settings)
+    running: dict[str, Running] = field(default_factory=dict)  # script path -> job
+    results: dict[str, dict[str, Any]] = field(default_factory=dict)  # script path -> doc
+    last_script: str | None = None
+    annotations: dict[str, list[notes.Annotation]] = field(default_factory=dict)  # uri -> list
+    report_dir: str | None = None
+
+
+class BottleneckServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__("bottleneck-lsp", __version__, max_workers=4)
+        self.state = State()
+
+    # -- capabilities ---------------------------------------------------------------------
+    def _caps(self) -> types.ClientCapabilities:
+        return self.client_capabilities
+
+    @property
+    def supports_progress(self) -> bool:
+        window = self._caps().window
+        return bool(window and window.work_done_progress)
+
+    @property
+    def supports_lens_refresh(self) -> bool:
+        ws = self._caps().workspace
+        return bool(ws and ws.code_lens and ws.code_lens.refresh_support)
+
+    @property
+    def supports_show_document(self) -> bool:
+        window = self._caps().window
+        return bool(window and window.show_document and window.show_document.support)
+
+    # -- messages ---------------------------------------------------------------------------
+    def log(self, text: str, kind: types.MessageType = types.MessageType.Log) -> None:
+        self.window_log_message(types.LogMessageParams(type=kind, message=text))
+
+    def tell(self, text: str, kind: types.MessageType) -> None:
+        self.window_show_message(types.ShowMessageParams(type=kind, message=text))
+        self.log(text, kind)
+
+    # -- annotations ------------------------------------------------------------------------
+    def publish(self, uri: str) -> None:
+        thresholds = self.state.settings.thresholds
+        diagnostics = [
+            d
+            for a in self.state.annotations.get(uri, [])
+            if (d := notes.diagnostic(a, thresholds)) is not None
+        ]
+        self.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics)
+        )
+
+    async def refresh_lenses(self) -> None:
+        if self.supports_lens_refresh:
+            try:
+                await self.workspace_code_lens_refresh_async(None)
+            except Exception as exc:  # noqa: BLE001 - a client's refusal is not our failure
+                log.debug("codeLens refresh failed: %s", exc)
+
+    def replace_results(self, script: str, doc: dict[str, Any] | None) -> None:
+        """Drop the script's old annotations, add the new ones, publish what changed."""
+        state = self.state
+        touched = set()
+        for uri, items in list(state.annotations.items()):
+            kept = [a for a in items if a.script != script]
+            if len(kept) != len(items):
+                touched.add(uri)
+                state.annotations[uri] = kept
+        if doc is not None:
+            state.results[script] = doc
+            for a in notes.build(doc, state.settings.thresholds):
+                state.annotations.setdefault(a.uri, []).append(a)
+                touched.add(a.uri)
+        for uri in sorted(touched):
+            self.publish(uri)
+            if not state.annotations.get(uri):
+                state.annotations.pop(uri, None)
+
+    def clear(self) -> int:
+        uris_with = [u for u, items in self.state.annotations.items() if items]
+        self.state.annotations.clear()
+        for uri in uris_with:
+            self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+        return len(uris_with)
+
+    # -- jobs -------------------------------------------------------------------------------
+    def stop_all(self, hard: bool = False) -> list[str]:
+        stopped = []
+        for script, running in list(self.state.running.items()):
+            running.job.stop()
+            if hard:
+                running.job.kill()
+            stopped.append(script)
+        return stopped
+
+
+server = BottleneckServer()
+
+
+def _fail(message: str) -> dict[str, Any]:
+    server.tell(message, types.MessageType.Error)
+    return {"status": "refused", "message": message}
+
+
+def _script_path(uri: Any) -> str:
+    if not isinstance(uri, str) or len(uri) > MAX_ARG_CHARS:
+        raise JobError("the script must be given as a file URI string")
+    if not uri.startswith("file:"):
+        raise JobError(f"not a file URI: {uri[:200]}")
+    path = uris.to_fs_path(uri)
+    if not path:
+        raise JobError(f"not a file URI: {uri[:200]}")
+    return path
+
+
+def _spec(arguments: ProfileArguments) -> JobSpec:
+    settings = server.state.settings
+    script = _script_path(arguments.uri)
+    args = arguments.args if arguments.args is not None else list(settings.args)
+    if len(args) > MAX_ARGS or any(len(a) > MAX_ARG_CHARS for a in args):
+        raise JobError("too many or too long script arguments")
+    cwd = arguments.cwd or settings.cwd
+    if cwd is None:
+        folder = _workspace_folder_of(script)
+        cwd = folder or os.path.dirname(script)
+    elif cwd.startswith("file:"):
+        cwd = uris.to_fs_path(cwd) or cwd
+    roots: tuple[str, ...] = ()
+    folder = _workspace_folder_of(script)
+    if folder:
+        roots = (folder,)
+    passes = tuple(arguments.passes) if arguments.passes else settings.passes
+    return JobSpec(
+        script=script,
+        args=tuple(args),
+        python=arguments.python or settings.python,
+        cwd=cwd,
+        roots=roots,
+        passes=passes,
+        timeout=arguments.timeout if arguments.timeout is not None else settings.timeout,
+        exact_lines=settings.exact_lines,
+    )
+
+
+def _workspace_folder_of(path: str) -> str | None:
+    best = None
+    for folder in server.workspace.folders.values():
+        root = uris.to_fs_path(folder.uri)
+        if root and (path == root or path.startswith(root.rstrip(os.sep) + os.sep)):
+            if best is None or len(root) > len(best):
+                best = root
+    if best is None and server.workspace.root_path:
+        root = server.workspace.root_path
+        if path.startswith(root.rstrip(os.sep) + os.sep):
+            best = root
+    return best
+
+
+def _summary(doc: dict[str, Any]) -> str:
+    name = os.path.basename(doc["script"])
+    spots = analysis.hotspots(doc, server.state.settings.thresholds)
+    if doc["status"] not in ("ok",):
+        head = f"{name}: {doc['status']}"
+        if doc.get("exit_code") not in (None, 0):
+            head += f" (exit code {doc['exit_code']})"
+    else:
+        head = f"{name}: done"
+    if spots:
+        top = spots[0]
+        head += (
+            f"; top line {os.path.basename(top.file)}:{top.line} "
+            f"{top.share * 100:.1f}% of {analysis.KIND_LABEL[top.kind]}"
+        )
+    else:
+        head += "; no hot line in your files"
+    return head
+
+
+async def _run(script: str, running: Running) -> dict[str, Any]:
+    job = running.job
+    token = running.token
+    planned = list(job.spec.passes or ("cprofile", "cpu", "cuda"))
+
+    def on_event(event: JobEvent) -> None:
+        if event.kind == "output" and event.text.strip():
+            server.log(f"[{os.path.basename(script)}:{event.pass_name}] {event.text.rstrip()}")
+        elif token is not None and event.kind == "pass_start":
+            percent = int(100 * event.index / max(event.total, 1))
+            server.work_done_progress.report(
+                token,
+                types.WorkDoneProgressReport(
+                    message=f"pass {event.index + 1}/{event.total}: {event.pass_name}", percentage=percent
+                ),
+            )
+        elif event.kind == "pass_end":
+            server.log(f"{os.path.basename(script)}: pass {event.pass_name} ended: {event.status}")
+
+    job.on_event = on_event
+    ended = "cancelled"
+    try:
+        if token is not None:
+            await server.work_done_progress.create_async(token)
+            server.work_done_progress.begin(
+                token,
+                types.WorkDoneProgressBegin(
+                    title=f"Profiling {os.path.basename(script)}",
+                    message=f"{len(planned)} passes",
+                    percentage=0,
+                    cancellable=True,
+                ),
+            )
+            future = server.work_done_progress.tokens.get(token)
+            if future is not None:
+                future.add_done_callback(lambda f: job.stop() if f.cancelled() else None)
+        doc = await job.run()
+        ended = _summary(doc)
+        server.state.last_script = script
+        server.replace_results(script, doc)
+        await server.refresh_lenses()
+        kind = types.MessageType.Info if doc["status"] == "ok" else types.MessageType.Error
+        if doc["status"] == "ok":
+            server.log(ended, kind)
+        else:
+            error = analysis.first_error(doc)
+            detail = f": {error['type']}: {error['message']}" if error else ""
+            server.tell(ended + detail, kind)
+        return {"status": doc["status"], "exitCode": doc["exit_code"], "summary": ended}
+    finally:
+        if token is not None:
+            server.work_done_progress.end(token, types.WorkDoneProgressEnd(message=ended))
+        if server.state.running.get(script) is running:
+            del server.state.running[script]
+
+
+@server.command(PROFILE)
+async def profile(ls: BottleneckServer, arguments: ProfileArguments) -> dict[str, Any]:
+    """Profile a script. A second request for a script that is running restarts it."""
+    try:
+        spec = _spec(arguments)
+        job = Job(spec)
+    except JobError as exc:
+        return _fail(str(exc))
+    script = job.spec.script
+    previous = ls.state.running.get(script)
+    if previous is not None:
+        ls.log(f"{os.path.basename(script)}: restarting the running profile")
+        previous.job.stop()
+        if previous.task is not None:
+            await asyncio.wait({previous.task})
+    running = Running(job=job, token=str(uuid.uuid4()) if ls.supports_progress else None)
+    ls.state.running[script] = running
+    task = asyncio.ensure_future(_run(script, running))
+    running.task = task
+    return await asyncio.shield(task)
+
+
+@server.command(STOP)
+async def stop(ls: BottleneckServer, *args: Any) -> dict[str, Any]:
+    """Stop the job for a script URI, or every job when none is given."""
+    targets = list(ls.state.running)
+    if args:
+        try:
+            path = _script_path(args[0])
+        except JobError as exc:
+            return _fail(str(exc))
+        targets = [t for t in targets if t == path]
+    tasks = []
+    for script in targets:
+        running = ls.state.running.get(script)
+        if running is not None:
+            running.job.stop()
+            if running.task is not None:
+                tasks.append(running.task)
+    if tasks:
+        await asyncio.wait(tasks)
+    return {"stopped": [uris.from_fs_path(t) for t in targets]}
+
+
+@server.command(CLEAR)
+def clear(ls: BottleneckServer, *args: Any) -> dict[str, Any]:
+    return {"cleared": ls.clear()}
+
+
+@server.command(REPORT)
+async def show_report(ls: BottleneckServer, *args: Any) -> dict[str, Any]:
+    """The last run's full text report (of the given script, or the last one profiled),
+    written to a private file the client is asked to show."""
+    script = ls.state.last_script
+    if args and args[0] is not None:
+        try:
+            script = _script_path(args[0])
+        except JobError as exc:
+            return _fail(str(exc))
+    doc = ls.state.results.get(script) if script else None
+    if doc is None:
+        return _fail("No profile yet: run bottleneck.profile on a script first.")
+    text = report.render(doc, ls.state.settings.thresholds)
+    if ls.state.report_dir is None:
+        ls.state.report_dir = tempfile.mkdtemp(prefix="bottleneck-lsp-reports-")
+    path = os.path.join(ls.state.report_dir, os.path.basename(doc["script"]) + ".bottleneck.txt")
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    uri = uris.from_fs_path(path)
+    if ls.supports_show_document and uri:
+        try:
+            await ls.window_show_document_async(types.ShowDocumentParams(uri=uri, take_focus=True))
+        except Exception as exc:  # noqa: BLE001
+            ls.log(f"the client could not show {path}: {exc}")
+    return {"uri": uri, "text": text}
+
+
+# -- document features ---------------------------------------------------------------------
+@server.feature(types.INITIALIZE)
+def initialize(ls: BottleneckServer, params: types.InitializeParams) -> None:
+    ls.state.settings = merge(ls.state.settings, params.initialization_options)
+
+
+@server.feature(types.INITIALIZED)
+def initialized(ls: BottleneckServer, params: types.InitializedParams) -> None:
+    settings = ls.state.settings
+    if settings.problems:
+        ls.tell("bottleneck settings: " + "; ".join(settings.problems), types.MessageType.Warning)
+
+
+@server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+def did_change_configuration(ls: BottleneckServer, params: types.DidChangeConfigurationParams) -> None:
+    ls.state.settings = merge(ls.state.settings, params.settings)
+    if ls.state.settings.problems:
+        ls.tell("bottleneck settings: " + "; ".join(ls.state.settings.problems), types.MessageType.Warning)
+    for script, doc in list(ls.state.results.items()):
+        ls.replace_results(script, doc)
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+def did_open(ls: BottleneckServer, params: types.DidOpenTextDocumentParams) -> None:
+    """Re-check annotations against the opened text; publish only when some exist."""
+    uri = params.text_document.uri
+    items = ls.state.annotations.get(uri)
+    if not items:
+        return  # never publish an empty list here: it would wipe other sources' results
+    ls.state.annotations[uri] = tracking.still_valid(items, params.text_document.text.splitlines())
+    ls.publish(uri)
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+def did_change(ls: BottleneckServer, params: types.DidChangeTextDocumentParams) -> None:
+    uri = params.text_document.uri
+    items = ls.state.annotations.get(uri)
+    if not items:
+        return
+    document = ls.workspace.get_text_document(uri)
+    lines = document.source.splitlines()
+    for change in params.content_changes:
+        items = tracking.apply_change(items, change, lines)
+    # Each change moved lines; the final text decides what still stands where it points.
+    ls.state.annotations[uri] = tracking.still_valid(items, lines)
+    ls.publish(uri)
+
+
+@server.feature(types.TEXT_DOCUMENT_CODE_LENS)
+def code_lens(ls: BottleneckServer, params: types.CodeLensParams) -> list[types.CodeLens] | None:
+    if not ls.state.settings.code_lens:
+        return None
+    items = ls.state.annotations.get(params.text_document.uri, [])
+    return [lens for a in items if (lens := notes.code_lens(a)) is not None]
+
+
+@server.feature(types.TEXT_DOCUMENT_HOVER)
+def hover(ls: BottleneckServer, params: types.HoverParams) -> types.Hover | None:
+    line = params.position.line
+    items = [a for a in ls.state.annotations.get(params.text_document.uri, []) if a.line == line]
+    if not items:
+        return None
+    doc = ls.state.results.get(items[0].script)
+    return types.Hover(
+        contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=notes.hover(items, doc)),
+        range=types.Range(types.Position(line, 0), types.Position(line + 1, 0)),
+    )
+
+
+@server.feature(types.SHUTDOWN)
+async def shutdown(ls: BottleneckServer, params: None) -> None:
+    tasks = [r.task for r in ls.state.running.values() if r.task is not None]
+    ls.stop_all()
+    if tasks:
+        await asyncio.wait(tasks, timeout=10)
+
+
+def _kill_leftovers() -> None:
+    """Last resort at interpreter exit: no runner process group outlives the server."""
+    for running in list(server.state.running.values()):
+        running.job.kill()
+
+
+def serve(tcp: str | None, log_level: str = "WARNING") -> int:
+    logging.basicConfig(stream=sys.stderr, level=getattr(logging, log_level.upper(), logging.WARNING))
+    logging.getLogger("pygls").setLevel(logging.WARNING)
+    atexit.register(_kill_leftovers)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    if tcp is None:
+        server.start_io()
+        return 0
+    host, _, port = tcp.rpartition(":")
+    host = host or "127.0.0.1"
+    try:
+        loopback = ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        loopback = host == "localhost"
+    if not loopback:
+        print(
+            f"bottleneck-lsp: warning: listening on {host}, not loopback: anyone who can reach "
+            "this port can run code as you through the profile command",
+            file=sys.stderr,
+        )
+    server.start_tcp(host, int(port))
+    return 0

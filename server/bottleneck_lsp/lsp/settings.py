@@ -1,0 +1,110 @@
+"""Server settings, from initializationOptions and workspace/didChangeConfiguration."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field, fields, replace
+from typing import Any
+
+from ..analysis import Thresholds
+from ..jobs import ALL_PASSES
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Every setting, with its default. Keys in JSON use camelCase (``minShare``)."""
+
+    python: str = sys.executable  # the interpreter the profiled script runs in
+    args: tuple[str, ...] = ()  # default script arguments
+    cwd: str | None = None  # default: the workspace folder holding the script, else its folder
+    passes: tuple[str, ...] | None = None  # None: cprofile, cpu, and cuda when available
+    timeout: float = 600.0  # seconds per pass
+    min_share: float = 0.05
+    warning_share: float = 0.20
+    top: int = 10
+    code_lens: bool = True
+    exact_lines: bool = True
+    problems: tuple[str, ...] = field(default=(), compare=False)
+
+    @property
+    def thresholds(self) -> Thresholds:
+        return Thresholds(min_share=self.min_share, top=self.top, warning_share=self.warning_share)
+
+
+_KEYS = {
+    "python": "python",
+    "interpreter": "python",
+    "args": "args",
+    "cwd": "cwd",
+    "passes": "passes",
+    "timeout": "timeout",
+    "minShare": "min_share",
+    "warningShare": "warning_share",
+    "top": "top",
+    "codeLens": "code_lens",
+    "exactLines": "exact_lines",
+}
+
+
+def _convert(name: str, value: Any) -> Any:
+    if name in ("python",):
+        if not isinstance(value, str) or not value:
+            raise ValueError("expected a non-empty string")
+        return value
+    if name == "cwd":
+        if value is None or value == "":
+            return None
+        if not isinstance(value, str):
+            raise ValueError("expected a string")
+        return value
+    if name == "args":
+        if not isinstance(value, list) or not all(isinstance(a, str) for a in value):
+            raise ValueError("expected a list of strings")
+        return tuple(value)
+    if name == "passes":
+        if value is None or value == []:
+            return None
+        if not isinstance(value, list) or not all(p in ALL_PASSES for p in value):
+            raise ValueError(f"expected a list among {', '.join(ALL_PASSES)}")
+        return tuple(value)
+    if name == "timeout":
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+            raise ValueError("expected a positive number of seconds")
+        return float(value)
+    if name in ("min_share", "warning_share"):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+            raise ValueError("expected a fraction between 0 and 1")
+        return float(value)
+    if name == "top":
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ValueError("expected a non-negative integer")
+        return value
+    if not isinstance(value, bool):
+        raise ValueError("expected true or false")
+    return value
+
+
+def merge(current: Settings, raw: Any) -> Settings:
+    """Apply a settings object; unknown keys and bad values are reported, not fatal.
+
+    Accepts ``{"bottleneck": {...}}`` or the inner object itself.
+    """
+    if isinstance(raw, dict) and isinstance(raw.get("bottleneck"), dict):
+        raw = raw["bottleneck"]
+    if raw is None:
+        return current
+    if not isinstance(raw, dict):
+        return replace(current, problems=(f"settings must be an object, got {type(raw).__name__}",))
+    changes: dict[str, Any] = {}
+    problems = []
+    known = {f.name for f in fields(Settings)}
+    for key, value in raw.items():
+        name = _KEYS.get(key)
+        if name is None or name not in known:
+            problems.append(f"unknown setting {key!r}")
+            continue
+        try:
+            changes[name] = _convert(name, value)
+        except ValueError as exc:
+            problems.append(f"setting {key!r}: {exc}")
+    return replace(current, **changes, problems=tuple(problems))

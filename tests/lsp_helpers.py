@@ -1,0 +1,91 @@
+"""pytest-lsp plumbing: the real server over stdio or TCP, with a chosen client's capabilities."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import sys
+from typing import Any
+
+import attrs
+from lsprotocol import types
+from pygls import uris
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+
+SERVER = [os.path.join(os.path.dirname(sys.executable), "bottleneck-lsp"), "serve"]
+
+
+def runner_pids(marker: str) -> list[int]:
+    """Live runner processes whose command line mentions ``marker``."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as handle:
+                cmd = handle.read().decode(errors="replace")
+            with open(f"/proc/{entry}/stat") as handle:
+                state = handle.read().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if "bottleneck_lsp.runner" in cmd and marker in cmd and state != "Z":
+            found.append(int(entry))
+    return found
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@attrs.define
+class TcpConfig(ClientServerConfig):
+    """Start ``bottleneck-lsp serve --tcp`` and connect to it."""
+
+    async def start(self, devtools: str | None = None) -> Any:
+        port = _free_port()
+        proc = await asyncio.create_subprocess_exec(*self.server_command, "--tcp", f"127.0.0.1:{port}")
+        client = self.client_factory()
+        client._bottleneck_proc = proc
+        # The server serves exactly one connection: connect with the client itself.
+        for _ in range(400):
+            try:
+                await client.start_tcp("127.0.0.1", port)
+                break
+            except OSError:
+                await asyncio.sleep(0.05)
+        else:
+            proc.kill()
+            raise RuntimeError("the TCP server never listened")
+        return client
+
+
+CONFIGS = {
+    "stdio-vscode": (ClientServerConfig(server_command=SERVER), "visual-studio-code"),
+    "tcp-neovim": (TcpConfig(server_command=SERVER), "neovim"),
+}
+
+
+async def start_session(client: LanguageClient, caps_name: str, root: str, settings: dict[str, Any]) -> None:
+    client.lens_refreshes = 0  # type: ignore[attr-defined]
+
+    @client.feature(types.WORKSPACE_CODE_LENS_REFRESH)
+    def on_refresh(params: Any) -> None:
+        client.lens_refreshes += 1  # type: ignore[attr-defined]
+
+    await client.initialize_session(
+        types.InitializeParams(
+            capabilities=client_capabilities(caps_name),
+            root_uri=uris.from_fs_path(root),
+            workspace_folders=[types.WorkspaceFolder(uri=uris.from_fs_path(root) or "", name="scripts")],
+            initialization_options={"bottleneck": settings},
+        )
+    )
+
+
+async def execute(client: LanguageClient, command: str, *arguments: Any) -> Any:
+    return await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command=command, arguments=list(arguments))
+    )

@@ -1,0 +1,218 @@
+"""The real language server, driven by pytest-lsp over stdio (VS Code's capabilities) and
+over TCP (Neovim's: no code lens refresh), profiling real scripts with real torch."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from lsprotocol import types
+from pygls import uris
+from pytest_lsp import LanguageClient
+
+from helpers import SCRIPTS, marker_line
+from lsp_helpers import CONFIGS, execute, runner_pids, start_session
+
+SETTINGS = {"passes": ["cpu"], "python": sys.executable, "timeout": 120}
+
+
+def uri_of(name: str) -> str:
+    return uris.from_fs_path(str(SCRIPTS / name)) or ""
+
+
+@pytest_asyncio.fixture(params=list(CONFIGS))
+async def client(request: Any) -> Any:
+    config, caps = CONFIGS[request.param]
+    lsp_client = await config.start()
+    lsp_client.caps_name = caps
+    await start_session(lsp_client, caps, str(SCRIPTS), SETTINGS)
+    yield lsp_client
+    await lsp_client.shutdown_session()
+    await lsp_client.stop()
+    proc = getattr(lsp_client, "_bottleneck_proc", None)
+    if proc is not None:
+        proc.terminate()
+        await proc.wait()
+
+
+def hot_diagnostic(client: LanguageClient, name: str, marker: str = "# HOT") -> types.Diagnostic:
+    line = marker_line(name, marker) - 1
+    found = [d for d in client.diagnostics.get(uri_of(name), []) if d.range.start.line == line]
+    assert found, f"no diagnostic on {name}:{line + 1}: {client.diagnostics.get(uri_of(name))}"
+    return found[0]
+
+
+async def test_profile_marks_the_hot_line_with_diagnostic_lens_and_hover(client: LanguageClient) -> None:
+    result = await execute(client, "bottleneck.profile", {"uri": uri_of("fn_call.py")})
+    assert result["status"] == "ok", result
+    diag = hot_diagnostic(client, "fn_call.py")
+    assert diag.source == "bottleneck" and diag.code == "cpu-op-time"
+    assert diag.severity == types.DiagnosticSeverity.Warning
+    assert "% of CPU time" in diag.message and "aten::tanh" in diag.message
+    assert diag.data["hotspots"][0]["share"] > 0.5
+
+    lenses = await client.text_document_code_lens_async(
+        types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri_of("fn_call.py")))
+    )
+    hot = marker_line("fn_call.py") - 1
+    titles = [lens.command.title for lens in lenses or [] if lens.range.start.line == hot and lens.command]
+    assert titles and "% CPU" in titles[0] and "aten::tanh" in titles[0]
+
+    hover = await client.text_document_hover_async(
+        types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=uri_of("fn_call.py")),
+            position=types.Position(line=hot, character=4),
+        )
+    )
+    assert hover is not None
+    value = hover.contents.value  # type: ignore[union-attr]
+    assert "| pass | kind | share |" in value and "aten::tanh" in value
+
+    tokens = list(client.progress_reports)
+    assert tokens, "no work-done progress"
+    reports = client.progress_reports[tokens[-1]]
+    assert isinstance(reports[0], types.WorkDoneProgressBegin) and "fn_call.py" in reports[0].title
+    assert any(isinstance(r, types.WorkDoneProgressReport) and r.percentage is not None for r in reports)
+    assert isinstance(reports[-1], types.WorkDoneProgressEnd) and "top line fn_call.py" in (
+        reports[-1].message or ""
+    )
+    refreshes = client.lens_refreshes  # type: ignore[attr-defined]
+    if client.caps_name == "neovim":  # type: ignore[attr-defined]
+        assert refreshes == 0  # never sent to a client without refresh support
+    else:
+        assert refreshes >= 1
+
+
+async def test_helper_hotspot_published_on_the_helper_uri(client: LanguageClient) -> None:
+    await execute(client, "bottleneck.profile", {"uri": uri_of("uses_helper.py")})
+    diag = hot_diagnostic(client, "helper_mod.py")
+    assert "% of CPU time" in diag.message
+
+
+async def test_backward_hotspot_links_its_forward_line(client: LanguageClient) -> None:
+    await execute(client, "bottleneck.profile", {"uri": uri_of("backward.py")})
+    diag = hot_diagnostic(client, "backward.py")
+    assert diag.related_information
+    forward = marker_line("backward.py", "# FORWARD") - 1
+    assert diag.related_information[0].location.range.start.line == forward
+
+
+async def test_syntax_error_and_exception_become_error_diagnostics(client: LanguageClient) -> None:
+    result = await execute(client, "bottleneck.profile", {"uri": uri_of("syntax_error.py")})
+    assert result["status"] == "syntax_error"
+    diag = hot_diagnostic(client, "syntax_error.py", "# SYNTAX")
+    assert diag.severity == types.DiagnosticSeverity.Error and diag.code == "script-error"
+    assert any(m.type == types.MessageType.Error for m in client.messages)
+
+    result = await execute(client, "bottleneck.profile", {"uri": uri_of("raises.py")})
+    assert result["status"] == "error"
+    diag = hot_diagnostic(client, "raises.py", "# RAISE")
+    assert diag.severity == types.DiagnosticSeverity.Error
+    assert "ValueError: planted failure" in diag.message
+
+
+async def test_stop_kills_the_process_group_and_publishes_partial_results(client: LanguageClient) -> None:
+    task = asyncio.ensure_future(execute(client, "bottleneck.profile", {"uri": uri_of("forever.py")}))
+    for _ in range(300):
+        if runner_pids("forever.py"):
+            break
+        await asyncio.sleep(0.1)
+    assert runner_pids("forever.py"), "the runner never started"
+    await asyncio.sleep(3)  # let it get into the loop
+    hover_during = await client.text_document_hover_async(
+        types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=uri_of("fn_call.py")),
+            position=types.Position(line=0, character=0),
+        )
+    )
+    assert hover_during is None  # the server answers while the job runs
+    stopped = await execute(client, "bottleneck.stop", uri_of("forever.py"))
+    assert stopped["stopped"] == [uri_of("forever.py")]
+    result = await task
+    assert result["status"] == "cancelled"
+    assert runner_pids("forever.py") == []
+    hot_diagnostic(client, "forever.py")  # what the runner measured before it was stopped
+
+
+async def test_clear_removes_every_hotspot(client: LanguageClient) -> None:
+    await execute(client, "bottleneck.profile", {"uri": uri_of("uses_helper.py")})
+    assert client.diagnostics.get(uri_of("helper_mod.py"))
+    cleared = await execute(client, "bottleneck.clear")
+    assert cleared["cleared"] >= 1
+    assert uri_of("helper_mod.py") in client.diagnostics
+    assert len(client.diagnostics[uri_of("helper_mod.py")]) == 0
+    assert not client.diagnostics.get(uri_of("uses_helper.py"))
+
+
+async def test_annotations_follow_edits(client: LanguageClient) -> None:
+    await execute(client, "bottleneck.profile", {"uri": uri_of("fn_call.py")})
+    uri = uri_of("fn_call.py")
+    text = (SCRIPTS / "fn_call.py").read_text()
+    hot = marker_line("fn_call.py") - 1
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text)
+        )
+    )
+    # two lines inserted at the top: the hotspot moves down by two
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+            content_changes=[
+                types.TextDocumentContentChangePartial(
+                    range=types.Range(types.Position(0, 0), types.Position(0, 0)), text="# one\n# two\n"
+                )
+            ],
+        )
+    )
+    await asyncio.sleep(0.5)
+    tanh = [d.range.start.line for d in client.diagnostics[uri] if "aten::tanh" in d.message]
+    assert tanh == [hot + 2]
+    # the hot line itself edited: its hotspot is dropped
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=3),
+            content_changes=[
+                types.TextDocumentContentChangePartial(
+                    range=types.Range(types.Position(hot + 2, 4), types.Position(hot + 2, 5)), text="q"
+                )
+            ],
+        )
+    )
+    await asyncio.sleep(0.5)
+    lines = [d.range.start.line for d in client.diagnostics[uri]]
+    assert hot + 2 not in lines
+    assert lines  # the other lines, untouched, keep theirs
+
+
+async def test_report_command(client: LanguageClient) -> None:
+    missing = await execute(client, "bottleneck.report")
+    assert missing["status"] == "refused"
+    await execute(client, "bottleneck.profile", {"uri": uri_of("fn_call.py")})
+    result = await execute(client, "bottleneck.report")
+    assert "Hotspots by source line" in result["text"]
+    path = uris.to_fs_path(result["uri"])
+    assert path and os.stat(path).st_mode & 0o077 == 0
+
+
+async def test_failures_before_running_are_clear_and_run_nothing(client: LanguageClient) -> None:
+    cases = [
+        ({"uri": uri_of("no_such.py")}, "Script not found"),
+        ({"uri": uris.from_fs_path(str(SCRIPTS))}, "Script is a folder"),
+        ({"uri": "untitled:Untitled-1"}, "not a file URI"),
+        ({"uri": uri_of("fn_call.py"), "python": "/no/python"}, "Python interpreter not found"),
+    ]
+    for arguments, expected in cases:
+        result = await execute(client, "bottleneck.profile", arguments)
+        assert result["status"] == "refused" and expected in result["message"]
+        assert any(expected in m.message for m in client.messages)
+    with pytest.raises(Exception, match="not defined"):
+        await execute(client, "bottleneck.nope")
+    with pytest.raises(Exception):  # noqa: B017 - pygls answers InvalidParams
+        await execute(client, "bottleneck.profile", 42)
+    # still alive
+    assert (await execute(client, "bottleneck.clear"))["cleared"] >= 0

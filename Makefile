@@ -17,8 +17,8 @@ demo: $(STAMP)
 	$(VENV)/bin/bottleneck-lsp profile examples/train.py --steps 30
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff format --check server tests
-	$(VENV)/bin/ruff check server tests
+	$(VENV)/bin/ruff format --check server tests benchmarks
+	$(VENV)/bin/ruff check server tests benchmarks
 
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy
@@ -27,6 +27,9 @@ pytest: $(STAMP)
 	$(PY) -m pytest -q
 
 test: lint typecheck pytest
+
+bench: $(STAMP)
+	$(PY) benchmarks/lsp_latency.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info server/*.egg-info

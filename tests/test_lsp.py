@@ -31,7 +31,8 @@ async def client(request: Any) -> Any:
     lsp_client.caps_name = caps
     await start_session(lsp_client, caps, str(SCRIPTS), SETTINGS)
     yield lsp_client
-    await lsp_client.shutdown_session()
+    if not getattr(lsp_client, "shutdown_done", False):
+        await lsp_client.shutdown_session()
     await lsp_client.stop()
     proc = getattr(lsp_client, "_bottleneck_proc", None)
     if proc is not None:
@@ -122,7 +123,11 @@ async def test_stop_kills_the_process_group_and_publishes_partial_results(client
             break
         await asyncio.sleep(0.1)
     assert runner_pids("forever.py"), "the runner never started"
-    await asyncio.sleep(3)  # let it get into the loop
+    for _ in range(600):  # until the script is in its loop, under the profiler
+        if any("looping" in m.message for m in client.log_messages):
+            break
+        await asyncio.sleep(0.1)
+    await asyncio.sleep(1)
     hover_during = await client.text_document_hover_async(
         types.HoverParams(
             text_document=types.TextDocumentIdentifier(uri=uri_of("fn_call.py")),
@@ -216,3 +221,31 @@ async def test_failures_before_running_are_clear_and_run_nothing(client: Languag
         await execute(client, "bottleneck.profile", 42)
     # still alive
     assert (await execute(client, "bottleneck.clear"))["cleared"] >= 0
+
+
+async def test_timeout_and_missing_torch_are_explained(client: LanguageClient) -> None:
+    result = await execute(client, "bottleneck.profile", {"uri": uri_of("forever.py"), "timeout": 5})
+    assert result["status"] == "timeout" and result["exitCode"] == 124
+    assert any("timeout" in m.message for m in client.messages if m.type == types.MessageType.Error)
+    assert runner_pids("forever.py") == []
+
+    base = os.path.join(sys.base_prefix, "bin", "python3")
+    result = await execute(client, "bottleneck.profile", {"uri": uri_of("fn_call.py"), "python": base})
+    assert any("torch is not importable" in m.message for m in client.messages)
+
+
+async def test_shutdown_during_a_job_leaves_no_runner(client: LanguageClient) -> None:
+    task = asyncio.ensure_future(execute(client, "bottleneck.profile", {"uri": uri_of("forever.py")}))
+    for _ in range(300):
+        if runner_pids("forever.py"):
+            break
+        await asyncio.sleep(0.1)
+    assert runner_pids("forever.py")
+    await client.shutdown_async(None)
+    result = await task
+    assert result["status"] == "cancelled"
+    assert runner_pids("forever.py") == []
+    tokens = list(client.progress_reports)
+    assert isinstance(client.progress_reports[tokens[-1]][-1], types.WorkDoneProgressEnd)
+    client.exit(None)
+    client.shutdown_done = True  # type: ignore[attr-defined]

@@ -99,7 +99,7 @@ def test_exception_located_on_the_raising_line_and_results_kept() -> None:
 
 
 def test_timeout_kills_the_pass_and_keeps_partial_results() -> None:
-    doc = run_job("forever.py", passes=("cpu",), timeout=6)
+    doc = run_job("forever.py", passes=("cpu",), timeout=10)
     part = doc["passes"][0]
     assert part["status"] == "timeout"
     assert doc["exit_code"] == 124

@@ -23,7 +23,6 @@ class Thresholds:
     min_share: float = 0.05  # a line at or above this share is always shown
     top: int = 10  # the top N lines per kind are shown even under min_share
     warning_share: float = 0.20  # at or above: warning; below: information
-    floor_share: float = 0.005  # lines under this are never shown
 
 
 @dataclass(frozen=True)
@@ -66,7 +65,7 @@ def _select(items: list[Hotspot], thresholds: Thresholds) -> list[Hotspot]:
     return [
         h
         for rank, h in enumerate(items)
-        if h.share >= thresholds.floor_share and (h.share >= thresholds.min_share or rank < thresholds.top)
+        if h.share > 0 and (h.share >= thresholds.min_share or rank < thresholds.top)
     ]
 
 
@@ -174,8 +173,7 @@ def hot_functions(doc: dict[str, Any], thresholds: Thresholds | None = None) -> 
     return [
         f
         for rank, f in enumerate(funcs)
-        if f["cumtime_s"] / total >= thresholds.floor_share
-        and (f["cumtime_s"] / total >= thresholds.min_share or rank < thresholds.top)
+        if f["cumtime_s"] > 0 and (f["cumtime_s"] / total >= thresholds.min_share or rank < thresholds.top)
     ]
 
 

@@ -25,7 +25,7 @@ from .result import SCHEMA_NAME, SCHEMA_VERSION
 
 ALL_PASSES = ("cprofile", "cpu", "cuda")
 OUTPUT_TAIL_BYTES = 64 * 1024
-KILL_GRACE_S = 5.0
+KILL_GRACE_S = 15.0  # time for the runner to process and write partial results
 _PACKAGE_DIR = Path(__file__).resolve().parent
 
 

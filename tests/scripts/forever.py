@@ -1,5 +1,7 @@
 import torch
 
 x = torch.randn(200, 200)
+y = x @ x
+print("looping", flush=True)
 while True:
     y = x @ x  # HOT

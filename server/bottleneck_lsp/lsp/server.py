@@ -15,6 +15,7 @@ import os
 import signal
 import sys
 import tempfile
+import time
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
@@ -277,12 +278,25 @@ async def _run(script: str, running: Running) -> dict[str, Any]:
             if future is not None:
                 future.add_done_callback(lambda f: job.stop() if f.cancelled() else None)
         doc = await job.run()
+        runner_done = time.perf_counter()
         ended = _summary(doc)
         server.state.last_script = script
         server.replace_results(script, doc)
+        count = sum(len(items) for items in server.state.annotations.values())
+        server.log(
+            f"published {count} annotations {1000 * (time.perf_counter() - runner_done):.1f} ms "
+            "after the job ended (runner exited, result read)"
+        )
         await server.refresh_lenses()
         kind = types.MessageType.Info if doc["status"] == "ok" else types.MessageType.Error
-        if doc["status"] == "ok":
+        skipped = [
+            f"{p['name']} pass skipped: {p['skip_reason']}"
+            for p in doc["passes"]
+            if p["status"] == "skipped" and doc["status"] == "ok"
+        ]
+        if skipped:
+            server.tell(f"{ended}; " + "; ".join(skipped), types.MessageType.Warning)
+        elif doc["status"] == "ok":
             server.log(ended, kind)
         else:
             error = analysis.first_error(doc)

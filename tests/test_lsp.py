@@ -40,6 +40,13 @@ async def client(request: Any) -> Any:
         await proc.wait()
 
 
+async def wait_for_runner() -> None:
+    for _ in range(300):
+        if runner_pids("forever.py"):
+            return
+        await asyncio.sleep(0.1)
+
+
 def hot_diagnostic(client: LanguageClient, name: str, marker: str = "# HOT") -> types.Diagnostic:
     line = marker_line(name, marker) - 1
     found = [d for d in client.diagnostics.get(uri_of(name), []) if d.range.start.line == line]
@@ -118,10 +125,7 @@ async def test_syntax_error_and_exception_become_error_diagnostics(client: Langu
 
 async def test_stop_kills_the_process_group_and_publishes_partial_results(client: LanguageClient) -> None:
     task = asyncio.ensure_future(execute(client, "bottleneck.profile", {"uri": uri_of("forever.py")}))
-    for _ in range(300):
-        if runner_pids("forever.py"):
-            break
-        await asyncio.sleep(0.1)
+    await wait_for_runner()
     assert runner_pids("forever.py"), "the runner never started"
     for _ in range(600):  # until the script is in its loop, under the profiler
         if any("looping" in m.message for m in client.log_messages):
@@ -236,10 +240,7 @@ async def test_timeout_and_missing_torch_are_explained(client: LanguageClient) -
 
 async def test_shutdown_during_a_job_leaves_no_runner(client: LanguageClient) -> None:
     task = asyncio.ensure_future(execute(client, "bottleneck.profile", {"uri": uri_of("forever.py")}))
-    for _ in range(300):
-        if runner_pids("forever.py"):
-            break
-        await asyncio.sleep(0.1)
+    await wait_for_runner()
     assert runner_pids("forever.py")
     await client.shutdown_async(None)
     result = await task

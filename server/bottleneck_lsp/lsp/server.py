@@ -149,14 +149,9 @@ class BottleneckServer(LanguageServer):
         return len(uris_with)
 
     # -- jobs -------------------------------------------------------------------------------
-    def stop_all(self, hard: bool = False) -> list[str]:
-        stopped = []
-        for script, running in list(self.state.running.items()):
+    def stop_all(self) -> None:
+        for running in list(self.state.running.values()):
             running.job.stop()
-            if hard:
-                running.job.kill()
-            stopped.append(script)
-        return stopped
 
 
 server = BottleneckServer()
@@ -185,15 +180,12 @@ def _spec(arguments: ProfileArguments) -> JobSpec:
     if len(args) > MAX_ARGS or any(len(a) > MAX_ARG_CHARS for a in args):
         raise JobError("too many or too long script arguments")
     cwd = arguments.cwd or settings.cwd
+    folder = _workspace_folder_of(script)
     if cwd is None:
-        folder = _workspace_folder_of(script)
         cwd = folder or os.path.dirname(script)
     elif cwd.startswith("file:"):
         cwd = uris.to_fs_path(cwd) or cwd
-    roots: tuple[str, ...] = ()
-    folder = _workspace_folder_of(script)
-    if folder:
-        roots = (folder,)
+    roots = (folder,) if folder else ()
     passes = tuple(arguments.passes) if arguments.passes else settings.passes
     return JobSpec(
         script=script,

@@ -83,6 +83,11 @@ class _Sources:
         return index.calls.get(def_line, {}).get(name, [])
 
 
+def _position(path: str, line: int) -> dict[str, Any]:
+    column, text = source_position(path, line)
+    return {"column": column, "text": text}
+
+
 def attribute(
     stats: dict[Any, Any], user_keys: dict[tuple[str, int, str], str], total_tt: float
 ) -> list[dict[str, Any]]:
@@ -108,8 +113,7 @@ def attribute(
         {
             "file": path,
             "line": line,
-            "column": source_position(path, line)[0],
-            "text": source_position(path, line)[1],
+            **_position(path, line),
             "function": function,
             "callee": callee,
             "exact": exact,

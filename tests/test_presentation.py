@@ -67,7 +67,7 @@ def test_annotations_one_diagnostic_per_line_with_lens_and_hover() -> None:
     assert len(keys) == len(set(keys))
     hot = max((a for a in items if a.hotspots), key=lambda a: a.hotspots[0].share)
     diag = annotations.diagnostic(hot, Thresholds())
-    assert diag is not None and diag.source == "bottleneck"
+    assert diag is not None and diag["source"] == "bottleneck"
     lens = annotations.code_lens(hot)
     assert lens is not None and lens.command is not None and "%" in lens.command.title
     assert "| pass | kind |" in annotations.hover([hot], doc)

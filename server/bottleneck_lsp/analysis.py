@@ -25,7 +25,7 @@ class Thresholds:
     warning_share: float = 0.20  # at or above: warning; below: information
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Hotspot:
     kind: str
     pass_name: str

@@ -6,8 +6,9 @@ was profiled, so that edits can move it or drop it (see ``tracking.py``).
 
 from __future__ import annotations
 
+import functools
 import os
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from lsprotocol import types
@@ -21,7 +22,7 @@ ERROR_CODE = "script-error"
 SHORT = {analysis.CPU: "CPU", analysis.DEVICE: "device", analysis.PYTHON: "Python"}
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Annotation:
     script: str  # the profiled script this came from
     uri: str
@@ -31,12 +32,12 @@ class Annotation:
     error: dict[str, Any] | None = None
     function: dict[str, Any] | None = None  # a hot function's def line (cProfile)
     column: int = 0  # 0-based
-    extra: dict[str, Any] = field(default_factory=dict)
 
     def moved(self, line: int) -> Annotation:
         return replace(self, line=line)
 
 
+@functools.lru_cache(maxsize=4096)
 def _uri(path: str) -> str:
     return uris.from_fs_path(path) or path
 
@@ -109,17 +110,22 @@ def message(spot: Hotspot) -> str:
     return text
 
 
-def _severity(share: float, thresholds: Thresholds) -> types.DiagnosticSeverity:
+_ERROR = int(types.DiagnosticSeverity.Error)
+_WARNING = int(types.DiagnosticSeverity.Warning)
+_INFORMATION = int(types.DiagnosticSeverity.Information)
+_HINT = int(types.DiagnosticSeverity.Hint)
+
+
+def _severity(share: float, thresholds: Thresholds) -> int:
     if share >= thresholds.warning_share:
-        return types.DiagnosticSeverity.Warning
+        return _WARNING
     if share >= thresholds.min_share:
-        return types.DiagnosticSeverity.Information
-    return types.DiagnosticSeverity.Hint
+        return _INFORMATION
+    return _HINT
 
 
-def _range(a: Annotation, width: int | None = None) -> types.Range:
-    end = a.column + (width if width is not None else max(len(a.text), 1))
-    return types.Range(types.Position(a.line, a.column), types.Position(a.line, end))
+def _range(line: int, start: int, end: int) -> dict[str, Any]:
+    return {"start": {"line": line, "character": start}, "end": {"line": line, "character": end}}
 
 
 def _spot_data(spot: Hotspot) -> dict[str, Any]:
@@ -127,51 +133,54 @@ def _spot_data(spot: Hotspot) -> dict[str, Any]:
         "kind": spot.kind,
         "pass": spot.pass_name,
         "share": spot.share,
-        "timeS": spot.time_s,
+        "timeS": round(spot.time_s, 6),
         "count": spot.count,
-        "ops": spot.ops,
         "exact": spot.exact,
         "backward": spot.backward,
     }
 
 
-def diagnostic(a: Annotation, thresholds: Thresholds) -> types.Diagnostic | None:
+def diagnostic(a: Annotation, thresholds: Thresholds) -> dict[str, Any] | None:
+    """An LSP Diagnostic, already in its JSON shape.
+
+    Built as plain data rather than lsprotocol objects: a run with thousands of hot lines
+    publishes them in one go, and the objects' construction and conversion cost several
+    times the JSON encoding itself (see ``server.publish``).
+    """
     if a.error is not None:
         err = a.error
-        return types.Diagnostic(
-            range=_range(a, None if err["type"] != "SyntaxError" else 1),
-            message=f"{err['type']}: {err['message']} (in the {err['pass']} pass)",
-            severity=types.DiagnosticSeverity.Error,
-            source=SOURCE,
-            code=ERROR_CODE,
-            data={"script": a.script, "status": err["status"]},
-        )
+        width = 1 if err["type"] == "SyntaxError" else max(len(a.text), 1)
+        return {
+            "range": _range(a.line, a.column, a.column + width),
+            "message": f"{err['type']}: {err['message']} (in the {err['pass']} pass)",
+            "severity": _ERROR,
+            "source": SOURCE,
+            "code": ERROR_CODE,
+            "data": {"script": a.script, "status": err["status"]},
+        }
     if not a.hotspots:
         return None
     top = a.hotspots[0]
-    text = message(top)
-    for other in a.hotspots[1:]:
-        text += f"\n{message(other)}"
+    text = "\n".join(message(spot) for spot in a.hotspots)
+    out: dict[str, Any] = {
+        "range": _range(a.line, a.column, a.column + max(len(a.text), 1)),
+        "message": text,
+        "severity": _severity(top.share, thresholds),
+        "source": SOURCE,
+        "code": top.kind,
+        "data": {"script": a.script, "hotspots": [_spot_data(s) for s in a.hotspots]},
+    }
     related = [
-        types.DiagnosticRelatedInformation(
-            location=types.Location(
-                uri=_uri(f["file"]),
-                range=types.Range(types.Position(f["line"] - 1, 0), types.Position(f["line"] - 1, 0)),
-            ),
-            message=f"forward line whose backward costs {f['backward_cpu_us'] / 1000:.1f} ms here",
-        )
+        {
+            "location": {"uri": _uri(f["file"]), "range": _range(f["line"] - 1, 0, 0)},
+            "message": f"forward line whose backward costs {f['backward_cpu_us'] / 1000:.1f} ms here",
+        }
         for spot in a.hotspots
         for f in spot.forward_lines
     ]
-    return types.Diagnostic(
-        range=_range(a),
-        message=text,
-        severity=_severity(top.share, thresholds),
-        source=SOURCE,
-        code=top.kind,
-        related_information=related or None,
-        data={"script": a.script, "hotspots": [_spot_data(s) for s in a.hotspots]},
-    )
+    if related:
+        out["relatedInformation"] = related
+    return out
 
 
 def lens_title(a: Annotation) -> str:

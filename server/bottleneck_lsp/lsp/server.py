@@ -21,9 +21,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import attrs
+import cattrs
 from lsprotocol import types
 from pygls import uris
 from pygls.lsp.server import LanguageServer
+from pygls.protocol import default_converter
 
 from .. import __version__, analysis, report
 from ..jobs import Job, JobError, JobEvent, JobSpec
@@ -71,9 +73,28 @@ class State:
     report_dir: str | None = None
 
 
+def _converter() -> cattrs.Converter:
+    """pygls' converter, plus a fast path for publishDiagnostics whose diagnostics are
+    already plain JSON data (``annotations.diagnostic``): they are passed through as they
+    are instead of being converted field by field."""
+    converter: cattrs.Converter = default_converter()  # type: ignore[no-untyped-call]
+    generic = converter.get_unstructure_hook(types.PublishDiagnosticsParams)
+
+    def unstructure(params: types.PublishDiagnosticsParams) -> Any:
+        if all(isinstance(d, dict) for d in params.diagnostics):
+            out: dict[str, Any] = {"uri": params.uri, "diagnostics": list(params.diagnostics)}
+            if params.version is not None:
+                out["version"] = params.version
+            return out
+        return generic(params)
+
+    converter.register_unstructure_hook(types.PublishDiagnosticsParams, unstructure)
+    return converter
+
+
 class BottleneckServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("bottleneck-lsp", __version__, max_workers=4)
+        super().__init__("bottleneck-lsp", __version__, max_workers=4, converter_factory=_converter)
         self.state = State()
 
     # -- capabilities ---------------------------------------------------------------------
@@ -112,7 +133,7 @@ class BottleneckServer(LanguageServer):
             if (d := notes.diagnostic(a, thresholds)) is not None
         ]
         self.text_document_publish_diagnostics(
-            types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics)
+            types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics)  # type: ignore[arg-type]
         )
 
     async def refresh_lenses(self) -> None:
@@ -122,9 +143,11 @@ class BottleneckServer(LanguageServer):
             except Exception as exc:  # noqa: BLE001 - a client's refusal is not our failure
                 log.debug("codeLens refresh failed: %s", exc)
 
-    def replace_results(self, script: str, doc: dict[str, Any] | None) -> None:
-        """Drop the script's old annotations, add the new ones, publish what changed."""
+    def replace_results(self, script: str, doc: dict[str, Any] | None) -> list[notes.Annotation]:
+        """Drop the script's old annotations, add the new ones, publish what changed;
+        returns the new ones."""
         state = self.state
+        added: list[notes.Annotation] = []
         touched = set()
         for uri, items in list(state.annotations.items()):
             kept = [a for a in items if a.script != script]
@@ -133,13 +156,15 @@ class BottleneckServer(LanguageServer):
                 state.annotations[uri] = kept
         if doc is not None:
             state.results[script] = doc
-            for a in notes.build(doc, state.settings.thresholds):
+            added = notes.build(doc, state.settings.thresholds)
+            for a in added:
                 state.annotations.setdefault(a.uri, []).append(a)
                 touched.add(a.uri)
         for uri in sorted(touched):
             self.publish(uri)
             if not state.annotations.get(uri):
                 state.annotations.pop(uri, None)
+        return added
 
     def clear(self) -> int:
         uris_with = [u for u, items in self.state.annotations.items() if items]
@@ -213,9 +238,9 @@ def _workspace_folder_of(path: str) -> str | None:
     return best
 
 
-def _summary(doc: dict[str, Any]) -> str:
+def _summary(doc: dict[str, Any], added: list[notes.Annotation]) -> str:
     name = os.path.basename(doc["script"])
-    spots = analysis.hotspots(doc, server.state.settings.thresholds)
+    spots = sorted((a.hotspots[0] for a in added if a.hotspots), key=lambda h: h.share, reverse=True)
     if doc["status"] not in ("ok",):
         head = f"{name}: {doc['status']}"
         if doc.get("exit_code") not in (None, 0):
@@ -271,12 +296,11 @@ async def _run(script: str, running: Running) -> dict[str, Any]:
                 future.add_done_callback(lambda f: job.stop() if f.cancelled() else None)
         doc = await job.run()
         runner_done = time.perf_counter()
-        ended = _summary(doc)
         server.state.last_script = script
-        server.replace_results(script, doc)
-        count = sum(len(items) for items in server.state.annotations.values())
+        added = server.replace_results(script, doc)
+        ended = _summary(doc, added)
         server.log(
-            f"published {count} annotations {1000 * (time.perf_counter() - runner_done):.1f} ms "
+            f"published {len(added)} annotations {1000 * (time.perf_counter() - runner_done):.1f} ms "
             "after the job ended (runner exited, result read)"
         )
         await server.refresh_lenses()

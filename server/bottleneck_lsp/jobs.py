@@ -88,8 +88,12 @@ def validate(spec: JobSpec) -> JobSpec:
         raise JobError(f"Script not found: {spec.script}")
     if os.path.isdir(script):
         raise JobError(f"Script is a folder, not a file: {spec.script}")
-    if not os.access(script, os.R_OK):
-        raise JobError(f"Script is not readable: {spec.script}")
+    try:
+        # Opening tells what os.access cannot: root reads anything, a socket nothing.
+        with open(script, "rb") as handle:
+            handle.read(1)
+    except OSError as exc:
+        raise JobError(f"Script is not readable: {spec.script} ({exc.strerror or exc})") from None
     cwd = os.path.abspath(spec.cwd) if spec.cwd else os.getcwd()
     if not os.path.isdir(cwd):
         raise JobError(f"Working directory not found: {spec.cwd}")

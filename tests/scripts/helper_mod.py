@@ -7,3 +7,12 @@ def expensive(x):
 
 def cheap(x):
     return x[0]
+
+
+def explode(x):
+    if x.numel() > 0:
+        _fail()
+
+
+def _fail():
+    raise RuntimeError("failure in a helper")  # RAISE

@@ -40,6 +40,7 @@ STOP = "bottleneck.stop"
 CLEAR = "bottleneck.clear"
 REPORT = "bottleneck.report"
 COMMANDS = [PROFILE, STOP, CLEAR, REPORT]
+LOG_OUTPUT_LIMIT = 256 * 1024  # characters of script output streamed per job
 MAX_ARGS = 1000
 MAX_ARG_CHARS = 100_000
 
@@ -263,9 +264,22 @@ async def _run(script: str, running: Running) -> dict[str, Any]:
     token = running.token
     planned = list(job.spec.passes or ("cprofile", "cpu", "cuda"))
 
+    streamed = 0
+
     def on_event(event: JobEvent) -> None:
+        nonlocal streamed
         if event.kind == "output" and event.text.strip():
-            server.log(f"[{os.path.basename(script)}:{event.pass_name}] {event.text.rstrip()}")
+            # Stream the script's output to the client's log, up to a bound: a script
+            # printing megabytes must not flood the editor. The report keeps a tail.
+            if streamed < LOG_OUTPUT_LIMIT:
+                text = event.text[: LOG_OUTPUT_LIMIT - streamed]
+                streamed += len(event.text)
+                server.log(f"[{os.path.basename(script)}:{event.pass_name}] {text.rstrip()}")
+                if streamed >= LOG_OUTPUT_LIMIT:
+                    server.log(
+                        f"[{os.path.basename(script)}] output beyond {LOG_OUTPUT_LIMIT} characters "
+                        "is not streamed; the report keeps its last 64 KiB per pass"
+                    )
         elif token is not None and event.kind == "pass_start":
             percent = int(100 * event.index / max(event.total, 1))
             server.work_done_progress.report(
@@ -335,6 +349,7 @@ async def profile(ls: BottleneckServer, arguments: ProfileArguments) -> dict[str
     except JobError as exc:
         return _fail(str(exc))
     script = job.spec.script
+    _warn_unsaved(ls, script)
     previous = ls.state.running.get(script)
     if previous is not None:
         ls.log(f"{os.path.basename(script)}: restarting the running profile")
@@ -346,6 +361,24 @@ async def profile(ls: BottleneckServer, arguments: ProfileArguments) -> dict[str
     task = asyncio.ensure_future(_run(script, running))
     running.task = task
     return await asyncio.shield(task)
+
+
+def _warn_unsaved(ls: BottleneckServer, script: str) -> None:
+    """The runner profiles the file on disk; say so when the editor holds other text."""
+    uri = uris.from_fs_path(script)
+    document = ls.workspace.text_documents.get(uri) if uri else None
+    if document is None:
+        return
+    try:
+        with open(script, encoding="utf-8", errors="replace", newline="") as handle:
+            on_disk = handle.read()
+    except OSError:
+        return
+    if on_disk.replace("\r\n", "\n") != document.source.replace("\r\n", "\n"):
+        ls.tell(
+            f"{os.path.basename(script)} has unsaved edits: profiling the saved file on disk",
+            types.MessageType.Warning,
+        )
 
 
 @server.command(STOP)

@@ -72,6 +72,13 @@ class _Run:
                 self.part.setdefault("notes", []).append(
                     f"profiler results lost: {type(exc).__name__}: {exc}"
                 )
+        children = getattr(self, "children", None)
+        if children is not None and children.count:
+            self.part["child_processes"] = children.count
+            self.part.setdefault("notes", []).append(
+                f"the script started {children.count} child process(es) (workers, pools); "
+                "only this process was profiled: their time is not covered"
+            )
         self.part["wall_s"] = round(time.perf_counter() - self.started, 6)
         _write(self.ns.out, self.part)
 
@@ -85,7 +92,10 @@ class _Run:
         script_path = os.path.abspath(ns.script)
         roots = [os.path.dirname(script_path), *ns.root]
         script.prepare_process(script_path, ns.args, ns.cwd, ns.strip_path)
-        self.files = FileClassifier(roots)
+        # Resolve relative file names against the places they were relative to when the
+        # script started: it may chdir or edit sys.path as it runs.
+        self.files = FileClassifier(roots, search_dirs=[*sys.path, os.getcwd()])
+        self.children = script.ChildCounter()
         part = self.part
         script.install_exit_hooks(os.getpid(), self.hard_exit)
         try:

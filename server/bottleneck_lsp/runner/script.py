@@ -126,6 +126,36 @@ def exit_code_of(exc: SystemExit) -> int:
     return 1
 
 
+class ChildCounter:
+    """Counts the processes the script starts (fork, and multiprocessing's spawn and
+    forkserver): the profile covers this process only, and the report says so."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        pid = os.getpid()
+
+        def forked() -> None:
+            if os.getpid() == pid:
+                self.count += 1
+
+        os.register_at_fork(after_in_parent=forked)
+        try:
+            from multiprocessing import process
+        except ImportError:  # pragma: no cover - multiprocessing is always there on CPython
+            return
+        start = process.BaseProcess.start
+        counter = self
+
+        def counted_start(proc: Any) -> None:
+            before = counter.count
+            start(proc)
+            # A fork was counted by the hook above; spawn and forkserver fork nothing here.
+            if os.getpid() == pid and counter.count == before:
+                counter.count += 1
+
+        process.BaseProcess.start = counted_start  # type: ignore[method-assign,assignment]
+
+
 class Terminated(BaseException):
     """Raised in the main thread when the runner is asked to stop (SIGTERM)."""
 

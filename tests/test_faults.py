@@ -1,0 +1,181 @@
+"""Bad input and faults through the command line: every failure explains itself, nothing
+hangs, nothing leaks (issue 6; the server's side is in test_lsp_faults.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from helpers import SCRIPTS, marker_line, run_job
+from lsp_helpers import runner_pids
+
+
+def cli(*args: str, cwd: str | None = None, timeout: float = 300) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [sys.executable, "-m", "bottleneck_lsp", *args], capture_output=True, timeout=timeout, cwd=cwd
+    )
+
+
+def cli_json(*args: str) -> tuple[int, dict[str, Any], bytes]:
+    result = cli("--format", "json", *args)
+    return result.returncode, json.loads(result.stdout), result.stderr
+
+
+def top_line(doc: dict[str, Any], name: str = "cpu") -> dict[str, Any]:
+    part = next(p for p in doc["passes"] if p["name"] == name)
+    return part["lines"][0]
+
+
+def test_unreadable_script_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "socket.py"
+    sock = socket.socket(socket.AF_UNIX)
+    sock.bind(str(path))  # exists, not a folder, cannot be read: even root gets ENXIO
+    try:
+        result = cli(str(path))
+    finally:
+        sock.close()
+    assert result.returncode == 2
+    assert f"Script is not readable: {path}".encode() in result.stderr
+
+
+def test_exception_in_a_helper_module_is_placed_in_the_helper() -> None:
+    code, doc, stderr = cli_json("--passes", "cpu", str(SCRIPTS / "raises_in_helper.py"))
+    assert code == 1
+    error = doc["passes"][0]["error"]
+    assert error["file"] == str(SCRIPTS / "helper_mod.py")
+    assert error["line"] == marker_line("helper_mod.py", "# RAISE")
+    assert "RuntimeError: failure in a helper" in error["traceback"]
+    assert top_line(doc)["line"] == marker_line("helper_mod.py")  # work before the failure
+    assert b"RuntimeError: failure in a helper" in stderr  # the script's own traceback
+    text = cli("--passes", "cpu", str(SCRIPTS / "raises_in_helper.py")).stdout.decode()
+    assert "Traceback (most recent call last):" in text
+    line = marker_line("helper_mod.py", "# RAISE")
+    assert f"helper_mod.py:{line}:" in text and "error: RuntimeError: failure in a helper" in text
+
+
+def test_os_exit_is_reported_with_its_code_and_results_kept() -> None:
+    code, doc, _ = cli_json("--passes", "cpu", str(SCRIPTS / "os_exit.py"))
+    assert code == 5
+    part = doc["passes"][0]
+    assert part["status"] == "exit" and part["exit_code"] == 5
+    assert any("os._exit(5)" in n for n in part["notes"])
+    assert top_line(doc)["line"] == marker_line("os_exit.py")
+
+
+def test_timeout_says_which_pass_and_kills_the_group() -> None:
+    result = cli("--passes", "cprofile,cpu", "--timeout", "8", str(SCRIPTS / "forever.py"), timeout=120)
+    assert result.returncode == 124
+    text = result.stdout.decode()
+    assert "pass status: timeout after 8.0 s" in text
+    assert "(pass skipped: the cprofile pass ended with status timeout)" in text
+    assert runner_pids("forever.py") == []
+
+
+def test_stdin_is_at_eof() -> None:
+    result = cli("--passes", "cprofile", str(SCRIPTS / "reads_stdin.py"), timeout=120)
+    assert result.returncode == 0
+    assert b"got '' and 0 more characters" in result.stderr
+
+
+def test_fifty_megabytes_of_output_do_not_deadlock_and_a_bounded_tail_is_kept() -> None:
+    doc = run_job("loud.py", passes=("cpu",))
+    part = doc["passes"][0]
+    assert part["status"] == "ok"
+    tail = part["output_tail"]
+    assert "LAST LINE" in tail["stdout"]
+    assert tail["stdout"].startswith("[... ") and len(tail["stdout"]) < 70 * 1024
+    assert len(tail["stderr"]) < 70 * 1024
+    assert part["lines"][0]["line"] == marker_line("loud.py")
+
+
+def test_workers_complete_are_reported_and_leave_no_orphans() -> None:
+    code, doc, _ = cli_json("--passes", "cpu", str(SCRIPTS / "workers.py"))
+    assert code == 0
+    part = doc["passes"][0]
+    assert part["child_processes"] >= 4  # a pool of 2 and 2 DataLoader workers
+    assert any("their time is not covered" in n for n in part["notes"])
+    assert top_line(doc)["line"] == marker_line("workers.py")
+    assert runner_pids("workers.py") == []
+    leftovers = subprocess.run(["pgrep", "-f", "workers.py"], capture_output=True)
+    assert leftovers.stdout == b""
+
+
+def test_chdir_and_sys_path_and_argv_edits_keep_attribution() -> None:
+    code, doc, _ = cli_json("--passes", "cprofile,cpu", str(SCRIPTS / "wanders.py"))
+    assert code == 0
+    top = top_line(doc)
+    assert top["file"] == str(SCRIPTS / "helper_mod.py")
+    assert top["line"] == marker_line("helper_mod.py")
+    cprofile = doc["passes"][0]
+    assert any(f["user"] and f["function"] == "expensive" for f in cprofile["functions"])
+
+
+@pytest.mark.parametrize(
+    ("folder", "name", "encoding", "newline"),
+    [
+        ("dir with space", "ünï côde.py", "utf-8", "\n"),
+        ("plain", "crlf.py", "utf-8", "\r\n"),
+        ("plain", "latin.py", "latin-1", "\n"),
+    ],
+)
+def test_odd_paths_line_endings_and_encodings(
+    tmp_path: Path, folder: str, name: str, encoding: str, newline: str
+) -> None:
+    lines = [
+        "# -*- coding: latin-1 -*-" if encoding == "latin-1" else "# plain",
+        "import torch",
+        "label = 'café'",
+        "x = torch.randn(400, 400)",
+        "for _ in range(40):",
+        "    y = torch.tanh(x)  # HOT",
+    ]
+    path = tmp_path / folder / name
+    path.parent.mkdir()
+    path.write_bytes(newline.join(lines).encode(encoding) + newline.encode())
+    code, doc, _ = cli_json("--passes", "cpu", str(path))
+    assert code == 0, doc
+    top = top_line(doc)
+    assert top["file"] == str(path) and top["line"] == 6
+    assert top["text"] == "y = torch.tanh(x)  # HOT"
+    assert top["column"] == 5
+
+
+def test_arguments_reach_the_script_verbatim_without_a_shell(tmp_path: Path) -> None:
+    marker = tmp_path / "should-not-exist"
+    tricky = ["a b", "$(touch " + str(marker) + ")", "; rm -rf /", "'\"", "*"]
+    doc = run_job("introspect.py", *tricky, passes=("cprofile",))
+    out = doc["passes"][0]["output_tail"]["stdout"]
+    seen = json.loads(next(line for line in out.splitlines() if line.startswith("INTROSPECT "))[11:])
+    assert seen["argv"][1:] == tricky
+    assert not marker.exists()
+
+
+def test_private_temporary_folder_is_removed() -> None:
+    before = set(os.listdir(tempfile.gettempdir()))
+    run_job("fn_call.py", passes=("cpu",))
+    after = set(os.listdir(tempfile.gettempdir()))
+    assert not [d for d in after - before if d.startswith("bottleneck-lsp-")]
+
+
+def test_wrong_interpreter_and_missing_torch_messages(tmp_path: Path) -> None:
+    result = cli("--python", str(tmp_path / "nope"), str(SCRIPTS / "fn_call.py"))
+    assert result.returncode == 2 and b"Python interpreter not found or not executable" in result.stderr
+    base = shutil.which("python3", path=os.path.join(sys.base_prefix, "bin"))
+    assert base is not None
+    if subprocess.run([base, "-c", "import torch"], capture_output=True).returncode == 0:
+        pytest.skip("the base interpreter has torch")
+    result = cli("--python", base, str(SCRIPTS / "introspect.py"))  # a script without torch
+    text = result.stdout.decode()
+    assert result.returncode == 0
+    assert "PyTorch not importable: ModuleNotFoundError: No module named 'torch'" in text
+    assert "(pass skipped: torch is not importable in" in text
+    assert "cProfile output" in text and "function calls in" in text

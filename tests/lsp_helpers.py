@@ -13,6 +13,8 @@ from lsprotocol import types
 from pygls import uris
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
+from helpers import SCRIPTS, marker_line
+
 SERVER = [os.path.join(os.path.dirname(sys.executable), "bottleneck-lsp"), "serve"]
 
 
@@ -89,3 +91,42 @@ async def execute(client: LanguageClient, command: str, *arguments: Any) -> Any:
     return await client.workspace_execute_command_async(
         types.ExecuteCommandParams(command=command, arguments=list(arguments))
     )
+
+
+SETTINGS = {"passes": ["cpu"], "python": sys.executable, "timeout": 120}
+
+
+def uri_of(name: str) -> str:
+    return uris.from_fs_path(str(SCRIPTS / name)) or ""
+
+
+async def open_session(name: str) -> Any:
+    config, caps = CONFIGS[name]
+    client = await config.start()
+    client.caps_name = caps
+    await start_session(client, caps, str(SCRIPTS), SETTINGS)
+    return client
+
+
+async def close_session(client: Any) -> None:
+    if not getattr(client, "shutdown_done", False):
+        await client.shutdown_session()
+    await client.stop()
+    proc = getattr(client, "_bottleneck_proc", None)
+    if proc is not None:
+        proc.terminate()
+        await proc.wait()
+
+
+async def wait_for_runner(marker: str) -> None:
+    for _ in range(300):
+        if runner_pids(marker):
+            return
+        await asyncio.sleep(0.1)
+
+
+def hot_diagnostic(client: LanguageClient, name: str, marker: str = "# HOT") -> types.Diagnostic:
+    line = marker_line(name, marker) - 1
+    found = [d for d in client.diagnostics.get(uri_of(name), []) if d.range.start.line == line]
+    assert found, f"no diagnostic on {name}:{line + 1}: {client.diagnostics.get(uri_of(name))}"
+    return found[0]

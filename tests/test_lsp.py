@@ -6,52 +6,14 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
-from typing import Any
 
 import pytest
-import pytest_asyncio
 from lsprotocol import types
 from pygls import uris
 from pytest_lsp import LanguageClient
 
 from helpers import SCRIPTS, marker_line
-from lsp_helpers import CONFIGS, execute, runner_pids, start_session
-
-SETTINGS = {"passes": ["cpu"], "python": sys.executable, "timeout": 120}
-
-
-def uri_of(name: str) -> str:
-    return uris.from_fs_path(str(SCRIPTS / name)) or ""
-
-
-@pytest_asyncio.fixture(params=list(CONFIGS))
-async def client(request: Any) -> Any:
-    config, caps = CONFIGS[request.param]
-    lsp_client = await config.start()
-    lsp_client.caps_name = caps
-    await start_session(lsp_client, caps, str(SCRIPTS), SETTINGS)
-    yield lsp_client
-    if not getattr(lsp_client, "shutdown_done", False):
-        await lsp_client.shutdown_session()
-    await lsp_client.stop()
-    proc = getattr(lsp_client, "_bottleneck_proc", None)
-    if proc is not None:
-        proc.terminate()
-        await proc.wait()
-
-
-async def wait_for_runner() -> None:
-    for _ in range(300):
-        if runner_pids("forever.py"):
-            return
-        await asyncio.sleep(0.1)
-
-
-def hot_diagnostic(client: LanguageClient, name: str, marker: str = "# HOT") -> types.Diagnostic:
-    line = marker_line(name, marker) - 1
-    found = [d for d in client.diagnostics.get(uri_of(name), []) if d.range.start.line == line]
-    assert found, f"no diagnostic on {name}:{line + 1}: {client.diagnostics.get(uri_of(name))}"
-    return found[0]
+from lsp_helpers import execute, hot_diagnostic, runner_pids, uri_of, wait_for_runner
 
 
 async def test_profile_marks_the_hot_line_with_diagnostic_lens_and_hover(client: LanguageClient) -> None:
@@ -125,7 +87,7 @@ async def test_syntax_error_and_exception_become_error_diagnostics(client: Langu
 
 async def test_stop_kills_the_process_group_and_publishes_partial_results(client: LanguageClient) -> None:
     task = asyncio.ensure_future(execute(client, "bottleneck.profile", {"uri": uri_of("forever.py")}))
-    await wait_for_runner()
+    await wait_for_runner("forever.py")
     assert runner_pids("forever.py"), "the runner never started"
     for _ in range(600):  # until the script is in its loop, under the profiler
         if any("looping" in m.message for m in client.log_messages):
@@ -240,7 +202,7 @@ async def test_timeout_and_missing_torch_are_explained(client: LanguageClient) -
 
 async def test_shutdown_during_a_job_leaves_no_runner(client: LanguageClient) -> None:
     task = asyncio.ensure_future(execute(client, "bottleneck.profile", {"uri": uri_of("forever.py")}))
-    await wait_for_runner()
+    await wait_for_runner("forever.py")
     assert runner_pids("forever.py")
     await client.shutdown_async(None)
     result = await task

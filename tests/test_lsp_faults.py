@@ -1,0 +1,221 @@
+"""Bad input and faults through the language server (issue 6): clear errors, no orphan
+processes, no progress left open, and the server keeps answering."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from lsprotocol import types
+from pygls import uris
+from pytest_lsp import LanguageClient
+
+from helpers import SCRIPTS
+from lsp_helpers import SERVER, execute, hot_diagnostic, runner_pids, uri_of, wait_for_runner
+
+
+def progress_all_ended(client: LanguageClient) -> bool:
+    return all(
+        reports and isinstance(reports[-1], types.WorkDoneProgressEnd)
+        for reports in client.progress_reports.values()
+    )
+
+
+async def test_unreadable_script_and_helper_exception(vscode_client: LanguageClient) -> None:
+    client = vscode_client
+    path = SCRIPTS / "socket_script.py"
+    sock = socket.socket(socket.AF_UNIX)
+    sock.bind(str(path))
+    try:
+        result = await execute(client, "bottleneck.profile", {"uri": uris.from_fs_path(str(path))})
+    finally:
+        sock.close()
+        path.unlink()
+    assert result["status"] == "refused" and "Script is not readable" in result["message"]
+
+    result = await execute(client, "bottleneck.profile", {"uri": uri_of("raises_in_helper.py")})
+    assert result["status"] == "error"
+    diag = hot_diagnostic(client, "helper_mod.py", "# RAISE")
+    assert diag.severity == types.DiagnosticSeverity.Error
+    assert "RuntimeError: failure in a helper" in diag.message
+
+
+async def test_os_exit_and_loud_output_and_workers(vscode_client: LanguageClient) -> None:
+    client = vscode_client
+    result = await execute(client, "bottleneck.profile", {"uri": uri_of("os_exit.py")})
+    assert result["status"] == "exit" and result["exitCode"] == 5
+    hot_diagnostic(client, "os_exit.py")
+
+    result = await execute(client, "bottleneck.profile", {"uri": uri_of("loud.py")})
+    assert result["status"] == "ok"
+    streamed = [m.message for m in client.log_messages if m.message.startswith("[loud.py:")]
+    assert sum(len(m) for m in streamed) < 300 * 1024  # 50 MB printed, a bounded part streamed
+    assert any("is not streamed" in m.message for m in client.log_messages)
+    hot_diagnostic(client, "loud.py")
+
+    result = await execute(client, "bottleneck.profile", {"uri": uri_of("workers.py")})
+    assert result["status"] == "ok"
+    hot_diagnostic(client, "workers.py")
+    assert runner_pids("workers.py") == []
+    assert subprocess.run(["pgrep", "-f", "workers.py"], capture_output=True).stdout == b""
+
+
+async def test_unsaved_edits_are_announced(vscode_client: LanguageClient) -> None:
+    client = vscode_client
+    uri = uri_of("fn_call.py")
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(uri=uri, language_id="python", version=1, text="# edited\n")
+        )
+    )
+    assert runner_pids("fn_call.py") == []  # opening a file runs nothing
+    await execute(client, "bottleneck.profile", {"uri": uri})
+    assert any("unsaved edits: profiling the saved file" in m.message for m in client.messages)
+
+
+async def test_two_requests_at_once(vscode_client: LanguageClient) -> None:
+    client = vscode_client
+    forever = {"uri": uri_of("forever.py")}
+    first = asyncio.ensure_future(execute(client, "bottleneck.profile", forever))
+    await wait_for_runner("forever.py")
+    other = asyncio.ensure_future(execute(client, "bottleneck.profile", {"uri": uri_of("fn_call.py")}))
+    second = asyncio.ensure_future(execute(client, "bottleneck.profile", {**forever, "timeout": 6}))
+    assert (await first)["status"] == "cancelled"  # the same script again restarts it
+    assert (await other)["status"] == "ok"  # other scripts run side by side
+    assert (await second)["status"] == "timeout"
+    assert runner_pids("forever.py") == []
+    assert progress_all_ended(client)
+
+
+async def test_stop_during_each_pass(vscode_client: LanguageClient) -> None:
+    client = vscode_client
+    for name in ("cprofile", "cpu"):
+        task = asyncio.ensure_future(
+            execute(client, "bottleneck.profile", {"uri": uri_of("forever.py"), "passes": [name]})
+        )
+        await wait_for_runner("forever.py")
+        await asyncio.sleep(1)
+        await execute(client, "bottleneck.stop")
+        assert (await task)["status"] == "cancelled"
+        assert runner_pids("forever.py") == []
+    assert progress_all_ended(client)
+    assert (await execute(client, "bottleneck.clear"))["cleared"] >= 0
+
+
+# -- hostile input -----------------------------------------------------------------------
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=50),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=10), children, max_size=4)
+    ),
+    max_leaves=10,
+)
+missing_file_uri = st.text(
+    alphabet=st.characters(blacklist_categories=["Cs"], blacklist_characters="\x00/"), min_size=1, max_size=30
+).map(lambda name: uris.from_fs_path(f"/nonexistent-bottleneck/{name}.py") or "")
+profile_arguments = st.one_of(
+    json_values,
+    st.fixed_dictionaries(
+        {"uri": st.one_of(missing_file_uri, st.text(max_size=40), st.just("untitled:x"), json_values)},
+        optional={"args": json_values, "passes": json_values, "timeout": json_values, "python": json_values},
+    ),
+)
+
+
+async def test_hostile_command_input_gets_errors_and_the_server_survives(
+    vscode_client: LanguageClient,
+) -> None:
+    client = vscode_client
+    answers: list[str] = []
+
+    @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(
+        command=st.sampled_from(
+            ["bottleneck.profile", "bottleneck.stop", "bottleneck.report", "bottleneck.clear"]
+        ),
+        arguments=st.lists(profile_arguments, max_size=3),
+    )
+    def check(command: str, arguments: list[Any]) -> None:
+        future = asyncio.run_coroutine_threadsafe(_send(client, command, arguments), loop)
+        answers.append(future.result(timeout=30))
+
+    async def _send(c: LanguageClient, command: str, arguments: list[Any]) -> str:
+        try:
+            result = await execute(c, command, *arguments)
+        except Exception as exc:  # noqa: BLE001 - an error response is a fine answer
+            return f"error: {type(exc).__name__}"
+        return f"ok: {str(result)[:40]}"
+
+    loop = asyncio.get_running_loop()
+    await loop.run_in_executor(None, check)
+    assert len(answers) >= 60
+    huge = "x" * 2_000_000
+    for arguments in ([{"uri": huge}], [{"uri": uri_of("fn_call.py"), "args": [huge]}], [huge]):
+        try:
+            result = await execute(client, "bottleneck.profile", *arguments)
+            assert result["status"] == "refused"
+        except Exception:  # noqa: BLE001 - an error response is also a clear refusal
+            pass
+    assert runner_pids("bottleneck") == []  # nothing hostile started a runner
+    assert (await execute(client, "bottleneck.clear"))["cleared"] >= 0  # still alive
+    assert progress_all_ended(client)
+
+
+def _listening(port: int) -> set[str]:
+    """IPv4 addresses listening on a port, as /proc/net/tcp writes them."""
+    found = set()
+    with open("/proc/net/tcp") as table:
+        for row in table.readlines()[1:]:
+            local, state = row.split()[1], row.split()[3]
+            address, hex_port = local.split(":")
+            if state == "0A" and int(hex_port, 16) == port:
+                found.add(address)
+    return found
+
+
+def test_tcp_binds_loopback_by_default_and_warns_otherwise() -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    proc = subprocess.Popen([*SERVER, "--tcp", f"0.0.0.0:{port}"], stderr=subprocess.PIPE)
+    try:
+        line = proc.stderr.readline() if proc.stderr else b""
+        assert b"not loopback" in line
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    proc = subprocess.Popen([*SERVER, "--tcp", str(port)], stderr=subprocess.PIPE)
+    try:
+        listening: set[str] = set()
+        for _ in range(200):
+            listening = _listening(port)
+            if listening:
+                break
+            time.sleep(0.05)
+        assert listening == {"0100007F"}  # 127.0.0.1 only
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def test_nothing_runs_at_server_start(tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    (tmp_path / "setup.py").write_text(f"open({str(marker)!r}, 'w').close()\n")
+    (tmp_path / "__main__.py").write_text(f"open({str(marker)!r}, 'w').close()\n")
+    proc = subprocess.run(
+        SERVER,
+        input=b"",
+        capture_output=True,
+        cwd=tmp_path,
+        timeout=30,
+        env={**os.environ, "PYTHONPATH": str(tmp_path)},
+    )
+    assert proc.stdout == b""  # nothing written to stdout in stdio mode without a client
+    assert not marker.exists()

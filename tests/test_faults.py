@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import torch
 
 from helpers import SCRIPTS, marker_line, run_job
 from lsp_helpers import runner_pids
@@ -167,6 +168,10 @@ def test_private_temporary_folder_is_removed() -> None:
 
 
 def test_wrong_interpreter_and_missing_torch_messages(tmp_path: Path) -> None:
+    if not torch.cuda.is_available():
+        cuda = cli("--passes", "cprofile,cuda", str(SCRIPTS / "introspect.py"))
+        assert cuda.returncode == 0
+        assert b"(CUDA pass skipped)" in cuda.stdout and b"was built without CUDA" in cuda.stdout
     result = cli("--python", str(tmp_path / "nope"), str(SCRIPTS / "fn_call.py"))
     assert result.returncode == 2 and b"Python interpreter not found or not executable" in result.stderr
     base = shutil.which("python3", path=os.path.join(sys.base_prefix, "bin"))

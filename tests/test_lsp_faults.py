@@ -7,6 +7,7 @@ import asyncio
 import os
 import socket
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -85,6 +86,8 @@ async def test_two_requests_at_once(vscode_client: LanguageClient) -> None:
     forever = {"uri": uri_of("forever.py")}
     first = asyncio.ensure_future(execute(client, "bottleneck.profile", forever))
     await wait_for_runner("forever.py")
+    workdirs = [p for p in Path(tempfile.gettempdir()).glob("bottleneck-lsp-*") if p.is_dir()]
+    assert workdirs and all(p.stat().st_mode & 0o777 == 0o700 for p in workdirs)
     other = asyncio.ensure_future(execute(client, "bottleneck.profile", {"uri": uri_of("fn_call.py")}))
     second = asyncio.ensure_future(execute(client, "bottleneck.profile", {**forever, "timeout": 6}))
     assert (await first)["status"] == "cancelled"  # the same script again restarts it
@@ -219,3 +222,33 @@ def test_nothing_runs_at_server_start(tmp_path: Path) -> None:
     )
     assert proc.stdout == b""  # nothing written to stdout in stdio mode without a client
     assert not marker.exists()
+
+
+async def test_exit_stdin_wandering_odd_paths_and_cuda_through_the_server(
+    vscode_client: LanguageClient, tmp_path: Path
+) -> None:
+    client = vscode_client
+    result = await execute(client, "bottleneck.profile", {"uri": uri_of("exits.py"), "args": ["4"]})
+    assert result["status"] == "exit" and result["exitCode"] == 4
+
+    result = await execute(client, "bottleneck.profile", {"uri": uri_of("reads_stdin.py")})
+    assert result["status"] == "ok"
+    assert any("got '' and 0 more characters" in m.message for m in client.log_messages)
+
+    await execute(client, "bottleneck.profile", {"uri": uri_of("wanders.py")})
+    hot_diagnostic(client, "helper_mod.py")
+
+    odd = tmp_path / "dir with space" / "ünï côde.py"
+    odd.parent.mkdir()
+    odd.write_bytes((SCRIPTS / "fn_call.py").read_bytes().replace(b"\n", b"\r\n"))
+    odd_uri = uris.from_fs_path(str(odd)) or ""
+    result = await execute(client, "bottleneck.profile", {"uri": odd_uri})
+    assert result["status"] == "ok"
+    lines = [d.range.start.line for d in client.diagnostics[odd_uri]]
+    assert 4 in lines  # `y = torch.tanh(x)  # HOT`, 0-based
+
+    result = await execute(client, "bottleneck.profile", {"uri": uri_of("fn_call.py"), "passes": ["cuda"]})
+    import torch
+
+    if not torch.cuda.is_available():
+        assert any("cuda pass skipped: torch" in m.message for m in client.messages)

@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck pytest bench clean
+.PHONY: demo test lint typecheck pytest bench fidelity clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -27,6 +27,9 @@ pytest: $(STAMP)
 	$(PY) -m pytest -q
 
 test: lint typecheck pytest
+
+fidelity: $(STAMP)
+	$(PY) tests/fidelity/checker.py
 
 bench: $(STAMP)
 	$(PY) benchmarks/lsp_latency.py

@@ -42,6 +42,7 @@ class Hotspot:
     backward: bool = False
     forward_lines: list[dict[str, Any]] = field(default_factory=list)
     callee: str = ""
+    opaque: list[str] = field(default_factory=list)  # compiled regions run from this line
 
     @property
     def key(self) -> tuple[str, int]:
@@ -93,50 +94,45 @@ def _line_hotspots(part: dict[str, Any], kind: str) -> list[Hotspot]:
                 ops=line.get("ops", []),
                 backward=line.get("backward", False),
                 forward_lines=line.get("forward_lines", []),
+                opaque=line.get("opaque", []),
             )
         )
     return out
 
 
 def _python_hotspots(part: dict[str, Any]) -> list[Hotspot]:
-    """cProfile call sites: time spent in calls made from each user line.
+    """Python time per line, from the cProfile pass's line sampler.
 
-    Share is the calls' cumulative time over the pass's total time. A line calling
-    into the user's own functions is skipped: those functions' lines speak for it.
+    The calls cProfile saw made from the same line are listed as its "ops". Without
+    samples (an older document, or no SIGPROF on the platform) nothing is reported here:
+    cProfile alone cannot name lines.
     """
-    total = part.get("totals", {}).get("tottime_s", 0.0)
-    user_functions = {(f["file"], f["function"]) for f in part.get("functions", []) if f["user"]}
-    merged: dict[tuple[str, int], dict[str, Any]] = {}
+    samples = part.get("samples") or {}
+    callees: dict[tuple[str, int], list[dict[str, Any]]] = {}
     for site in part.get("call_sites", []):
-        if (site["file"], site["callee"]) in user_functions:
-            continue
-        entry = merged.setdefault(
-            (site["file"], site["line"]),
-            {"site": site, "time": 0.0, "count": 0, "callees": []},
-        )
-        entry["time"] += site["cumtime_s"]
-        entry["count"] += site["ncalls"]
-        entry["callees"].append(
-            {"name": site["callee"], "cumtime_s": site["cumtime_s"], "count": site["ncalls"]}
-        )
+        if site["exact"]:
+            callees.setdefault((site["file"], site["line"]), []).append(
+                {"name": site["callee"], "cumtime_s": site["cumtime_s"], "count": site["ncalls"]}
+            )
     out = []
-    for (file, line), entry in merged.items():
-        site = entry["site"]
-        callees = sorted(entry["callees"], key=lambda c: c["cumtime_s"], reverse=True)[:5]
+    for line in samples.get("lines", []):
+        calls = sorted(
+            callees.get((line["file"], line["line"]), []), key=lambda c: c["cumtime_s"], reverse=True
+        )
         out.append(
             Hotspot(
                 kind=PYTHON,
                 pass_name=part["name"],
-                file=file,
-                line=line,
-                column=site.get("column", 1),
-                text=site.get("text", ""),
-                function=site["function"],
-                exact=site["exact"],
-                share=min(entry["time"] / total, 1.0) if total > 0 else 0.0,
-                time_s=entry["time"],
-                count=entry["count"],
-                ops=callees,
+                file=line["file"],
+                line=line["line"],
+                column=line.get("column", 1),
+                text=line.get("text", ""),
+                function=line["function"],
+                exact=True,
+                share=line["share"],
+                time_s=line["time_s"],
+                count=line["samples"],
+                ops=calls[:5],
             )
         )
     return out

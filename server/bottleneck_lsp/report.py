@@ -159,7 +159,9 @@ def _describe(h: Hotspot) -> str:
     label = analysis.KIND_LABEL[h.kind]
     if h.kind == analysis.PYTHON:
         calls = ", ".join(f"{c['name']} x{c['count']}" for c in h.ops[:3])
-        text = f"{h.share * 100:.1f}% of {label}: calls {calls}, {_ms(h.time_s)}"
+        text = f"{h.share * 100:.1f}% of {label} ({h.count} samples, {_ms(h.time_s)})"
+        if calls:
+            text += f": calls {calls}"
     else:
         ops = ", ".join(f"{o['name']} x{o['count']}" for o in h.ops[:3])
         text = f"{h.share * 100:.1f}% of {label}: {ops}, {_ms(h.time_s)}"
@@ -168,6 +170,8 @@ def _describe(h: Hotspot) -> str:
         text += f" (backward of {fwd})"
     if not h.exact:
         text += f" (somewhere in {h.function}; the profiler cannot name the line)"
+    if h.opaque:
+        text += f" (inside {', '.join(h.opaque)}: its own lines are not visible to the profiler)"
     return _ascii(text)
 
 

@@ -100,13 +100,16 @@ def _ops(spot: Hotspot, n: int = 3) -> str:
 
 def message(spot: Hotspot) -> str:
     label = analysis.KIND_LABEL[spot.kind]
-    text = f"{spot.share * 100:.1f}% of {label} ({_ms(spot.time_s)}, {spot.count} calls)"
+    unit = "samples" if spot.kind == analysis.PYTHON else "calls"
+    text = f"{spot.share * 100:.1f}% of {label} ({_ms(spot.time_s)}, {spot.count} {unit})"
     if spot.ops:
         text += f": {_ops(spot)}"
     if spot.backward and spot.forward_lines:
         text += "; backward of line " + ", ".join(str(f["line"]) for f in spot.forward_lines[:3])
     if not spot.exact:
         text += f"; somewhere in {spot.function}, the profiler cannot name the line"
+    if spot.opaque:
+        text += f"; inside {', '.join(spot.opaque)}: its own lines are not visible to the profiler"
     return text
 
 

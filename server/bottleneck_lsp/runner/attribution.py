@@ -31,6 +31,7 @@ class LineStats:
         "forward_links",
         "function",
         "line",
+        "opaque",
         "ops",
         "self_ns",
     )
@@ -46,6 +47,7 @@ class LineStats:
         self.ops: dict[str, list[int]] = {}  # name -> [self_ns, device_ns, count]
         self.backward = False
         self.forward_links: dict[int, int] = {}  # autograd sequence number -> ns
+        self.opaque: set[str] = set()  # compiled regions whose own lines are invisible
 
 
 class OpStats:
@@ -62,7 +64,7 @@ class Attributor:
     """Consumes an event tree; holds per-line and per-op totals."""
 
     def __init__(self, files: FileClassifier) -> None:
-        from torch._C._profiler import _EventType
+        from torch._C._profiler import RecordScope, _EventType
 
         self.files = files
         # pybind enums come back as new objects: compare their integer values.
@@ -70,6 +72,7 @@ class Attributor:
         self._py_ccall = int(_EventType.PyCCall.value)
         self._torch_op = int(_EventType.TorchOp.value)
         self._kineto = int(_EventType.Kineto.value)
+        self._torchscript = RecordScope.TORCHSCRIPT_FUNCTION
         self.lines: dict[tuple[str, int, bool], LineStats] = {}
         self.ops: dict[str, OpStats] = {}
         self.unattributed = LineStats("", 0, "", False)
@@ -134,6 +137,7 @@ class Attributor:
         )
         lines_ops = self.ops
         unattributed = self.unattributed
+        torchscript = self._torchscript
         # (node, context, enclosing op's line, enclosing op's name)
         stack: list[tuple[Any, LineStats | None, LineStats | None, str]] = [(root, root_ctx, None, "")]
         pop = stack.pop
@@ -167,7 +171,10 @@ class Attributor:
                     self.total_self_ns -= dur
                 else:
                     target.count += 1
-                    seq = node.extra_fields.sequence_number
+                    fields = node.extra_fields
+                    if "::" not in name and fields.scope == torchscript:
+                        target.opaque.add(f"TorchScript function {name}")
+                    seq = fields.sequence_number
                     if seq >= 0:
                         if name.startswith(BACKWARD_PREFIX):
                             target.backward = True

@@ -83,7 +83,7 @@ class _Sources:
         return index.calls.get(def_line, {}).get(name, [])
 
 
-def _position(path: str, line: int) -> dict[str, Any]:
+def position_fields(path: str, line: int) -> dict[str, Any]:
     column, text = source_position(path, line)
     return {"column": column, "text": text}
 
@@ -113,7 +113,7 @@ def attribute(
         {
             "file": path,
             "line": line,
-            **_position(path, line),
+            **position_fields(path, line),
             "function": function,
             "callee": callee,
             "exact": exact,

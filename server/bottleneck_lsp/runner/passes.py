@@ -12,8 +12,9 @@ from typing import Any
 
 from . import callsites
 from .attribution import TOP_LINKS, TOP_OPS, Attributor, LineStats
-from .callsites import source_position
+from .callsites import position_fields, source_position
 from .paths import FileClassifier, is_runner_file
+from .sampler import LineSampler
 
 TOP_FUNCTIONS = 30
 
@@ -34,15 +35,18 @@ class CProfilePass:
 
         self.files = files
         self.profiler = cProfile.Profile()
+        self.sampler = LineSampler(files)
         self.started = 0.0
         self.stopped = 0.0
 
     def start(self) -> None:
         self.started = time.perf_counter()
+        self.sampler.start()
         self.profiler.enable()
 
     def stop(self) -> None:
         self.profiler.disable()
+        self.sampler.stop()
         if not self.stopped:
             self.stopped = time.perf_counter()
 
@@ -87,6 +91,13 @@ class CProfilePass:
             "totals": {"tottime_s": round(total_tt, 6), "calls": total_calls},
             "functions": functions,
             "call_sites": sites,
+            "samples": {
+                "interval_s": self.sampler.interval,
+                "total": self.sampler.total,
+                "lines": [
+                    {**line, **position_fields(line["file"], line["line"])} for line in self.sampler.lines()
+                ],
+            },
             "postprocess_s": round(time.perf_counter() - begin, 6),
         }
 
@@ -108,6 +119,35 @@ def make_line_marker(torch: Any) -> Any:
     return LineMarker()
 
 
+class ScriptCallMarker:
+    """Gives calls of ``torch.jit.script`` functions a Python call node (whose caller is
+    the calling line), as ``LineMarker`` does for torch calls: the profiler records no
+    event for calling a ScriptFunction, whose own lines it cannot see either."""
+
+    def __init__(self, torch: Any) -> None:
+        self.cls: Any = getattr(torch._C, "ScriptFunction", None)
+        self.original: Any = None
+
+    def __enter__(self) -> None:
+        if self.cls is None:
+            return
+        original: Any = self.cls.__call__
+        self.original = original
+
+        def scripted_call(fn: Any, *args: Any, **kwargs: Any) -> Any:
+            return original(fn, *args, **kwargs)
+
+        try:
+            self.cls.__call__ = scripted_call
+        except (TypeError, AttributeError):
+            self.original = None
+
+    def __exit__(self, *exc: object) -> None:
+        if self.original is not None:
+            self.cls.__call__ = self.original
+            self.original = None
+
+
 class AutogradPass:
     """The autograd profiler with Python call stacks, attributed to lines on exit."""
 
@@ -118,6 +158,7 @@ class AutogradPass:
         self.device = "cuda" if name == "cuda" else None
         self.profiler = torch.autograd.profiler.profile(with_stack=True, use_device=self.device)
         self.marker = make_line_marker(torch) if exact_lines else None
+        self.script_calls = ScriptCallMarker(torch) if exact_lines else None
         self.exact_lines = exact_lines
         self.started = 0.0
         self.stopped = 0.0
@@ -127,6 +168,8 @@ class AutogradPass:
         self.profiler.__enter__()
         if self.marker is not None:
             self.marker.__enter__()
+        if self.script_calls is not None:
+            self.script_calls.__enter__()
         self.running = True
         self.started = time.perf_counter()
 
@@ -140,6 +183,8 @@ class AutogradPass:
             except Exception:  # noqa: BLE001 - a failed device still has CPU events
                 pass
         self.stopped = time.perf_counter()
+        if self.script_calls is not None:
+            self.script_calls.__exit__()
         if self.marker is not None:
             try:
                 self.marker.__exit__(None, None, None)
@@ -199,6 +244,7 @@ def _line_entry(a: Attributor, s: LineStats) -> dict[str, Any]:
         "ops": _ops_list(s.ops, s.self_ns),
         "backward": s.backward,
         "forward_lines": [],
+        "opaque": sorted(s.opaque),
     }
     if s.forward_links:
         by_line: dict[tuple[str, int], int] = {}

@@ -1,0 +1,8 @@
+import torch
+
+w = torch.randn(400, 400, requires_grad=True)
+x = torch.randn(400, 400)
+for _ in range(20):
+    h = torch.cumprod(x * w, dim=1)
+    loss = h.sum()
+    loss.backward()  # PLANT:backward

@@ -1,0 +1,6 @@
+import torch
+from helpers.heavy import heavy
+
+x = torch.randn(400, 400)
+for _ in range(40):
+    heavy(x)  # MEASURE:helper

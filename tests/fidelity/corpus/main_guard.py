@@ -1,0 +1,7 @@
+import torch
+
+x = torch.randn(400, 400)
+
+if __name__ == "__main__":
+    for _ in range(20):
+        y = torch.sigmoid(x @ x)  # PLANT:main

@@ -1,0 +1,3 @@
+from .ops import run
+
+__all__ = ["run"]

@@ -1,0 +1,88 @@
+"""Ground truth for one corpus script, measured without any profiler.
+
+Run as ``python timing.py SCRIPT``: the script runs as ``__main__`` with every measured
+statement wrapped in ``time.perf_counter`` calls (``# PLANT:label`` statements, or the
+``# MEASURE:label`` statements that stand for a planted line elsewhere, such as the call of
+a helper whose only work is that line). Prints JSON: seconds per label and the script's
+total, start-up (``import torch``) excluded as the profiler's runner excludes it.
+Standard library and torch only.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import re
+import sys
+import time
+
+MARK = re.compile(r"#.*\b(PLANT|MEASURE):(\w+)")
+
+
+def targets(source: str) -> dict[int, str]:
+    planted: dict[int, str] = {}
+    measured: dict[int, str] = {}
+    for number, line in enumerate(source.splitlines(), start=1):
+        match = MARK.search(line)
+        if match:
+            (planted if match.group(1) == "PLANT" else measured)[number] = match.group(2)
+    covered = set(measured.values())
+    return {**{n: lab for n, lab in planted.items() if lab not in covered}, **measured}
+
+
+class Wrap(ast.NodeTransformer):
+    def __init__(self, lines: dict[int, str]) -> None:
+        self.lines = lines
+        self.count = 0
+
+    def _timed(self, stmt: ast.stmt) -> list[ast.stmt]:
+        label = self.lines[stmt.lineno]
+        self.count += 1
+        t0 = f"_bt_t0_{self.count}"
+        before = ast.parse(f"{t0} = _bt_clock()").body
+        after = ast.parse(f"_bt_acc[{label!r}] = _bt_acc.get({label!r}, 0.0) + _bt_clock() - {t0}").body
+        if isinstance(stmt, ast.Return) and stmt.value is not None:
+            keep = f"_bt_value_{self.count}"
+            assign = ast.Assign(targets=[ast.Name(keep, ast.Store())], value=stmt.value, lineno=stmt.lineno)
+            back = ast.Return(value=ast.Name(keep, ast.Load()), lineno=stmt.lineno)
+            return [*before, assign, *after, back]
+        return [*before, stmt, *after]
+
+    def generic_visit(self, node: ast.AST) -> ast.AST:
+        super().generic_visit(node)
+        for name in ("body", "orelse", "finalbody"):
+            body = getattr(node, name, None)
+            if isinstance(body, list) and body and isinstance(body[0], ast.stmt):
+                new: list[ast.stmt] = []
+                for stmt in body:
+                    new += self._timed(stmt) if stmt.lineno in self.lines else [stmt]
+                setattr(node, name, new)
+        return node
+
+
+def main() -> None:
+    script = os.path.abspath(sys.argv[1])
+    os.chdir(os.path.dirname(script))
+    sys.path[0] = os.path.dirname(script)
+    sys.argv[:] = [script]
+    import torch
+
+    try:
+        import torch._dynamo  # noqa: F401
+    except Exception:  # noqa: BLE001
+        pass
+    with open(script, encoding="utf-8") as handle:
+        source = handle.read()
+    tree = ast.fix_missing_locations(Wrap(targets(source)).visit(ast.parse(source)))
+    code = compile(tree, script, "exec")
+    acc: dict[str, float] = {}
+    namespace = {"__name__": "__main__", "__file__": script, "_bt_acc": acc, "_bt_clock": time.perf_counter}
+    begin = time.perf_counter()
+    exec(code, namespace)
+    total = time.perf_counter() - begin
+    print("FIDELITY " + json.dumps({"seconds": acc, "total": total}))
+
+
+if __name__ == "__main__":
+    main()

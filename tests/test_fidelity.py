@@ -1,0 +1,24 @@
+"""Truthful hotspots: on every corpus script the engine's top line is the planted line with
+the most measured time, and every planted line that takes at least 20% of the script's
+time is reported within 10 percentage points of its measured share (issue 3).
+
+Ground truth is measured in a separate run without any profiler (fidelity/timing.py).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from fidelity.checker import check, scripts
+
+
+@pytest.mark.parametrize("script", scripts(), ids=lambda p: p.name)
+def test_corpus_script(script: Path) -> None:
+    outcome = check(script)
+    assert outcome.planted, "no planted line found"
+    assert outcome.top_right, (outcome.reported_top, outcome.notes)
+    for planted in outcome.planted:
+        if planted.measured_share >= 0.20:
+            assert planted.error_pp <= 10.0, (planted, outcome.notes)

@@ -184,3 +184,14 @@ def test_wrong_interpreter_and_missing_torch_messages(tmp_path: Path) -> None:
     assert "PyTorch not importable: ModuleNotFoundError: No module named 'torch'" in text
     assert "(pass skipped: torch is not importable in" in text
     assert "cProfile output" in text and "function calls in" in text
+
+
+def test_event_budget_bounds_the_recording_and_says_so() -> None:
+    code, doc, _ = cli_json("--passes", "cpu", "--event-budget", "200", str(SCRIPTS / "forever_bounded.py"))
+    assert code == 0
+    part = doc["passes"][0]
+    assert part["event_budget"]["torch_calls"] == 200
+    assert part["torch_calls"] > 200  # the script ran on after recording stopped
+    assert any("stopped after 200 torch calls" in n for n in part["notes"])
+    assert part["lines"][0]["line"] == marker_line("forever_bounded.py")
+    assert part["peak_rss_mb"] > 0

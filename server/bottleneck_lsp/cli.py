@@ -91,6 +91,14 @@ def add_profile_arguments(parser: argparse.ArgumentParser) -> None:
         help="stop a pass after this long; finished passes are still reported",
     )
     parser.add_argument(
+        "--event-budget",
+        type=int,
+        default=250_000,
+        metavar="N",
+        help="stop recording an autograd pass after N torch calls, to bound memory "
+        "(about 8 KB a call with stacks); 0: no bound (default: 250000)",
+    )
+    parser.add_argument(
         "--no-exact-lines",
         action="store_true",
         help="skip the per-call line marker (faster on tiny-op loops; operator lines become their function)",
@@ -130,6 +138,7 @@ def run_profile(ns: argparse.Namespace) -> int:
         passes=ns.passes,
         timeout=ns.timeout,
         exact_lines=not ns.no_exact_lines,
+        event_budget=ns.event_budget,
     )
     try:
         job = Job(spec, on_event=_Progress(sys.stderr))

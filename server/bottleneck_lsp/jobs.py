@@ -43,6 +43,7 @@ class JobSpec:
     passes: tuple[str, ...] | None = None  # None: cprofile, cpu, and cuda when available
     timeout: float | None = None  # per pass, seconds
     exact_lines: bool = True
+    event_budget: int = 250_000  # torch calls recorded per autograd pass; 0: no bound
 
 
 @dataclass
@@ -116,6 +117,7 @@ def validate(spec: JobSpec) -> JobSpec:
         passes=passes,
         timeout=spec.timeout,
         exact_lines=spec.exact_lines,
+        event_budget=max(spec.event_budget, 0),
     )
 
 
@@ -249,6 +251,8 @@ class Job:
             cmd.append("--environment")
         if not spec.exact_lines:
             cmd.append("--no-exact-lines")
+        if spec.event_budget:
+            cmd += ["--event-budget", str(spec.event_budget)]
         return [*cmd, "--", *spec.args]
 
     def _environ(self, workdir: str) -> dict[str, str]:

@@ -222,6 +222,7 @@ def _spec(arguments: ProfileArguments) -> JobSpec:
         passes=passes,
         timeout=arguments.timeout if arguments.timeout is not None else settings.timeout,
         exact_lines=settings.exact_lines,
+        event_budget=settings.event_budget,
     )
 
 

@@ -24,6 +24,7 @@ class Settings:
     top: int = 10
     code_lens: bool = True
     exact_lines: bool = True
+    event_budget: int = 250_000
     problems: tuple[str, ...] = field(default=(), compare=False)
 
     @property
@@ -43,6 +44,7 @@ _KEYS = {
     "top": "top",
     "codeLens": "code_lens",
     "exactLines": "exact_lines",
+    "eventBudget": "event_budget",
 }
 
 
@@ -75,7 +77,7 @@ def _convert(name: str, value: Any) -> Any:
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
             raise ValueError("expected a fraction between 0 and 1")
         return float(value)
-    if name == "top":
+    if name in ("top", "event_budget"):
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             raise ValueError("expected a non-negative integer")
         return value

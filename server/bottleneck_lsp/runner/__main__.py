@@ -31,6 +31,7 @@ def _parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--strip-path")
     parser.add_argument("--environment", action="store_true")
     parser.add_argument("--no-exact-lines", action="store_true")
+    parser.add_argument("--event-budget", type=int, default=0)
     parser.add_argument("args", nargs=argparse.REMAINDER)
     ns = parser.parse_args(argv)
     if ns.args and ns.args[0] == "--":
@@ -67,7 +68,9 @@ class _Run:
         if self.profiler is not None:
             try:
                 self.profiler.stop()
-                self.part.update(self.profiler.finish())
+                measured = self.profiler.finish()
+                self.part.setdefault("notes", []).extend(measured.pop("notes", []))
+                self.part.update(measured)
             except Exception as exc:  # noqa: BLE001 - report, never lose the rest
                 self.part.setdefault("notes", []).append(
                     f"profiler results lost: {type(exc).__name__}: {exc}"
@@ -80,6 +83,7 @@ class _Run:
                 "only this process was profiled: their time is not covered"
             )
         self.part["wall_s"] = round(time.perf_counter() - self.started, 6)
+        self.part["peak_rss_mb"] = round(_peak_rss_mb(), 1)
         _write(self.ns.out, self.part)
 
     def hard_exit(self, status: int) -> None:
@@ -134,7 +138,13 @@ class _Run:
                 part["startup"]["cuda_init_s"] = round(time.perf_counter() - begin, 6)
             from .passes import AutogradPass
 
-            self.profiler = AutogradPass(ns.pass_name, torch, self.files, exact_lines=not ns.no_exact_lines)
+            self.profiler = AutogradPass(
+                ns.pass_name,
+                torch,
+                self.files,
+                exact_lines=not ns.no_exact_lines,
+                event_budget=ns.event_budget,
+            )
         self.profiler.start()
         try:
             script.run_as_main(code, script_path)
@@ -156,6 +166,13 @@ class _Run:
                 self.conclude()
             except script.Terminated:
                 pass
+
+
+def _peak_rss_mb() -> float:
+    import resource
+
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak / 1024 if sys.platform != "darwin" else peak / (1024 * 1024)
 
 
 def _no_cuda_reason(torch: Any) -> str:

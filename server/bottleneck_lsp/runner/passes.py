@@ -8,6 +8,7 @@ so a pass always reports what it measured up to that point.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 from . import callsites
@@ -102,18 +103,24 @@ class CProfilePass:
         }
 
 
-def make_line_marker(torch: Any) -> Any:
+def make_line_marker(torch: Any, budget: int, on_budget: Callable[[], None]) -> Any:
     """A TorchFunctionMode that adds one Python call node per torch call.
 
     Operators such as ``a @ b`` or ``x * y`` make no Python call event, so the
     profiler could only name the enclosing function. Under this mode every torch
     call passes through ``__torch_function__``, whose call node records the caller's
-    frame: the exact line of the operator.
+    frame: the exact line of the operator. It also counts torch calls, and calls
+    ``on_budget`` once when ``budget`` (when positive) is reached.
     """
     from torch.overrides import TorchFunctionMode
 
     class LineMarker(TorchFunctionMode):
+        calls = 0
+
         def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+            self.calls += 1
+            if self.calls == budget:
+                on_budget()
             return func(*args, **(kwargs or {}))
 
     return LineMarker()
@@ -151,21 +158,47 @@ class ScriptCallMarker:
 class AutogradPass:
     """The autograd profiler with Python call stacks, attributed to lines on exit."""
 
-    def __init__(self, name: str, torch: Any, files: FileClassifier, exact_lines: bool) -> None:
+    def __init__(
+        self, name: str, torch: Any, files: FileClassifier, exact_lines: bool, event_budget: int = 0
+    ) -> None:
         self.name = name
         self.torch = torch
         self.files = files
         self.device = "cuda" if name == "cuda" else None
         self.profiler = torch.autograd.profiler.profile(with_stack=True, use_device=self.device)
-        self.marker = make_line_marker(torch) if exact_lines else None
+        self.event_budget = event_budget
+        self.marker = make_line_marker(torch, event_budget, self._budget_reached) if exact_lines else None
         self.script_calls = ScriptCallMarker(torch) if exact_lines else None
         self.exact_lines = exact_lines
         self.started = 0.0
         self.stopped = 0.0
+        self.recorded_until = 0.0
         self.running = False
+        self.recording = False
+        self.budget_hit = False
+
+    def _end_recording(self) -> None:
+        """Stop the profiler (once); what it recorded stays for ``finish``."""
+        if not self.recording:
+            return
+        self.recording = False
+        if self.device is not None:
+            try:
+                self.torch.cuda.synchronize()
+            except Exception:  # noqa: BLE001 - a failed device still has CPU events
+                pass
+        self.recorded_until = time.perf_counter()
+        self.profiler.__exit__(None, None, None)
+
+    def _budget_reached(self) -> None:
+        # Memory bound: the profiler keeps every event until it stops (about 2.5 KB an
+        # event with stacks here), so a long run stops recording; the script runs on.
+        self.budget_hit = True
+        self._end_recording()
 
     def start(self) -> None:
         self.profiler.__enter__()
+        self.recording = True
         if self.marker is not None:
             self.marker.__enter__()
         if self.script_calls is not None:
@@ -177,11 +210,6 @@ class AutogradPass:
         if not self.running:
             return
         self.running = False
-        if self.device is not None:
-            try:
-                self.torch.cuda.synchronize()
-            except Exception:  # noqa: BLE001 - a failed device still has CPU events
-                pass
         self.stopped = time.perf_counter()
         if self.script_calls is not None:
             self.script_calls.__exit__()
@@ -190,7 +218,7 @@ class AutogradPass:
                 self.marker.__exit__(None, None, None)
             except Exception:  # noqa: BLE001 - the script may have left modes pushed
                 pass
-        self.profiler.__exit__(None, None, None)
+        self._end_recording()
 
     def finish(self) -> dict[str, Any]:
         begin = time.perf_counter()
@@ -201,6 +229,16 @@ class AutogradPass:
         if self.device is not None:
             device_events = attributor.add_device_events(results.events())
         out = _autograd_document(attributor)
+        if self.budget_hit:
+            out["event_budget"] = {
+                "torch_calls": self.event_budget,
+                "recorded_s": round(self.recorded_until - self.started, 6),
+            }
+            out["notes"] = [
+                f"the profiler stopped after {self.event_budget} torch calls "
+                f"({self.recorded_until - self.started:.1f} s into the script) to bound its memory; "
+                "the rest ran unprofiled and shares cover the recorded part (raise --event-budget)"
+            ]
         out.update(
             {
                 "script_wall_s": round(self.stopped - self.started, 6),
@@ -208,6 +246,7 @@ class AutogradPass:
                 "device_event_count": device_events,
                 "garbled_frames": attributor.garbled_frames,
                 "exact_lines": self.exact_lines,
+                "torch_calls": self.marker.calls if self.marker is not None else None,
                 "postprocess_s": round(time.perf_counter() - begin, 6),
             }
         )

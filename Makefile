@@ -32,6 +32,7 @@ fidelity: $(STAMP)
 	$(PY) tests/fidelity/checker.py
 
 bench: $(STAMP)
+	$(PY) benchmarks/engine.py
 	$(PY) benchmarks/lsp_latency.py
 
 clean:

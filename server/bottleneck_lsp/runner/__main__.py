@@ -189,10 +189,27 @@ def main(argv: list[str] | None = None) -> int:
     except script.Terminated:
         run.part.update({"status": "terminated", "exit_code": None})
         run.conclude()
-    sys.stdout.flush()
-    sys.stderr.flush()
     return 0
 
 
+def _quick_exit(code: int) -> None:
+    """Exit as the interpreter would, minus tearing down torch's modules (0.6-0.8 s
+    measured here): the script's threads are joined and its atexit handlers run (pools
+    and workers included), then the process ends at once. The results are written."""
+    import atexit
+    import threading
+
+    for thread in threading.enumerate():
+        if thread is not threading.main_thread() and not thread.daemon:
+            thread.join()
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    _quick_exit(main())

@@ -1,0 +1,127 @@
+"""Engine figures, measured side by side in one run (not a test): this project against the
+removed torch.utils.bottleneck's way (benchmarks/oldway.py), on three workloads.
+
+Per workload: the bare script's wall time; this project's wall time per pass and end to
+end (passes cprofile + cpu, each in a fresh process, no event budget); the old way's wall
+time; the runner's peak memory; post-processing throughput; the autograd pass's overhead
+(profiled script body against the bare body); and the cold/warm effect of running the
+body twice in one process. Prints Markdown tables with the ratios.
+
+Usage: .venv/bin/python benchmarks/engine.py [workload ...]
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from bottleneck_lsp.jobs import Job, JobSpec
+
+HERE = Path(__file__).resolve().parent
+WORKLOADS = {
+    "trivial": HERE / "workloads" / "trivial.py",
+    "train_small": HERE / "workloads" / "train_small.py",
+    "event_heavy": HERE / "workloads" / "event_heavy.py",
+}
+BODY = """
+import sys, time, json
+import torch
+import torch._dynamo
+path = sys.argv[1]
+sys.argv = [path]
+code = compile(open(path, "rb").read(), path, "exec")
+times = []
+for _ in range(2):
+    begin = time.perf_counter()
+    exec(code, {"__name__": "__main__", "__file__": path})
+    times.append(time.perf_counter() - begin)
+print("BODY " + json.dumps(times))
+"""
+
+
+def wall(cmd: list[str]) -> tuple[float, str]:
+    begin = time.perf_counter()
+    done = subprocess.run(cmd, capture_output=True, text=True, check=True)
+    return time.perf_counter() - begin, done.stdout
+
+
+def tagged(out: str, tag: str) -> Any:
+    line = next(x for x in out.splitlines() if x.startswith(tag + " "))
+    return json.loads(line[len(tag) + 1 :])
+
+
+def measure(name: str, script: Path, repeats: int) -> dict[str, Any]:
+    bare = statistics.median(wall([sys.executable, str(script)])[0] for _ in range(repeats))
+    body_cold, body_warm = tagged(wall([sys.executable, "-c", BODY, str(script)])[1], "BODY")
+    begin = time.perf_counter()
+    spec = JobSpec(script=str(script), python=sys.executable, passes=("cprofile", "cpu"), event_budget=0)
+    doc = asyncio.run(Job(spec).run())
+    ours = time.perf_counter() - begin
+    old_wall, old_out = wall([sys.executable, str(HERE / "oldway.py"), str(script)])
+    old = tagged(old_out, "OLDWAY")
+    cprofile, cpu = doc["passes"]
+    return {
+        "name": name,
+        "bare": bare,
+        "body_cold": body_cold,
+        "body_warm": body_warm,
+        "ours": ours,
+        "cprofile": cprofile,
+        "cpu": cpu,
+        "old": old_wall,
+        "old_parts": old,
+    }
+
+
+def main(names: list[str]) -> None:
+    rows = [measure(n, WORKLOADS[n], 3 if n != "event_heavy" else 1) for n in names or list(WORKLOADS)]
+    print(
+        "| workload | bare | ours: cprofile pass | ours: cpu pass | ours end to end | old way | ours / old |"
+    )
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    for r in rows:
+        print(
+            f"| {r['name']} | {r['bare']:.2f} s | {r['cprofile']['wall_s']:.2f} s "
+            f"| {r['cpu']['wall_s']:.2f} s | {r['ours']:.2f} s | {r['old']:.2f} s "
+            f"| **{r['ours'] / r['old']:.2f}x** |"
+        )
+    print()
+    print(
+        "| workload | events | post-processing: ours | events/s ours "
+        "| events/s old way (FunctionEvents + table) | ratio | peak RSS ours (cpu pass) | peak RSS old way |"
+    )
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    for r in rows:
+        cpu, old = r["cpu"], r["old_parts"]
+        ours_rate = cpu["event_count"] / cpu["postprocess_s"] if cpu["postprocess_s"] else 0.0
+        old_rate = old["events"] / old["postprocess_s"] if old["postprocess_s"] else 0.0
+        ratio = ours_rate / old_rate if old_rate else 0.0
+        print(
+            f"| {r['name']} | {cpu['event_count']} | {cpu['postprocess_s']:.2f} s | {ours_rate:,.0f} "
+            f"| {old_rate:,.0f} | {ratio:.1f}x | {cpu['peak_rss_mb']:.0f} MB | {old['peak_rss_mb']:.0f} MB |"
+        )
+    print()
+    print(
+        "| workload | start-up per process (import torch + lazy) | body cold | body warm | cold / warm "
+        "| cpu pass body (profiled) | autograd overhead (profiled / bare warm body) |"
+    )
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    for r in rows:
+        start = r["cpu"]["startup"]
+        startup = start["import_torch_s"] + start["import_torch_lazy_s"]
+        profiled = r["cpu"]["script_wall_s"]
+        print(
+            f"| {r['name']} | {startup:.2f} s | {r['body_cold']:.3f} s | {r['body_warm']:.3f} s "
+            f"| {r['body_cold'] / r['body_warm']:.1f}x | {profiled:.3f} s "
+            f"| {profiled / r['body_warm']:.1f}x |"
+        )
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

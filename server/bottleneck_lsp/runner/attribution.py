@@ -19,6 +19,9 @@ TOP_OPS = 5
 TOP_LINKS = 5
 
 
+_MISSING = object()
+
+
 class LineStats:
     """Costs charged to one source line (or one function when ``exact`` is False)."""
 
@@ -80,18 +83,20 @@ class Attributor:
         self.garbled_frames = 0
         self.total_self_ns = 0
         self.total_device_ns = 0
-        self._frames: dict[tuple[str, int, str, bool], LineStats | None] = {}
+        self._frames: dict[tuple[str, int, bool], LineStats | None] = {}
         self._forward_seq: dict[int, LineStats] = {}
         self._backward_windows: list[tuple[int, int, LineStats]] = []
         self._correlation: dict[int, tuple[LineStats, str]] = {}
 
     # -- contexts -------------------------------------------------------------------
-    def _context(self, file_name: str, line: int, function: str, exact: bool) -> LineStats | None:
-        key = (file_name, line, function, exact)
-        try:
-            return self._frames[key]
-        except KeyError:
-            pass
+    def _context(self, frame: Any, exact: bool) -> LineStats | None:
+        """The line record for a profiler frame (caller or callsite); None outside the
+        user's files. Called only on a cache miss: the walk looks up
+        ``(file_name, line_number, exact)`` in ``_frames`` itself."""
+        file_name = frame.file_name
+        line = frame.line_number
+        function = frame.function_name
+        key = (file_name, line, exact)
         path = self.files.resolve(file_name)
         stats: LineStats | None = None
         if path is not None:
@@ -138,6 +143,11 @@ class Attributor:
         lines_ops = self.ops
         unattributed = self.unattributed
         torchscript = self._torchscript
+        frames = self._frames
+        context = self._context
+        missing: Any = _MISSING
+        events = 0
+        total = 0
         # (node, context, enclosing op's line, enclosing op's name)
         stack: list[tuple[Any, LineStats | None, LineStats | None, str]] = [(root, root_ctx, None, "")]
         pop = stack.pop
@@ -146,7 +156,7 @@ class Attributor:
             node, ctx, parent_line, parent_name = pop()
             tag = node.tag.value
             if tag == torch_op:
-                self.event_count += 1
+                events += 1
                 name = node.name
                 dur = node.duration_time_ns
                 target = ctx if ctx is not None else unattributed
@@ -163,12 +173,12 @@ class Attributor:
                 op.count += 1
                 op.self_ns += dur
                 op.total_ns += dur
-                self.total_self_ns += dur
+                total += dur
                 if parent_line is not None:
                     parent_line.self_ns -= dur
                     parent_line.ops[parent_name][0] -= dur
                     lines_ops[parent_name].self_ns -= dur
-                    self.total_self_ns -= dur
+                    total -= dur
                 else:
                     target.count += 1
                     fields = node.extra_fields
@@ -189,14 +199,16 @@ class Attributor:
                 try:
                     fields = node.extra_fields
                     caller = fields.caller
-                    here = self._context(caller.file_name, caller.line_number, caller.function_name, True)
+                    here = frames.get((caller.file_name, caller.line_number, True), missing)
+                    if here is missing:
+                        here = context(caller, True)
                     if here is not None:
                         child_ctx = here
                     if tag == py_call:
                         callee = fields.callsite
-                        inside = self._context(
-                            callee.file_name, callee.line_number, callee.function_name, False
-                        )
+                        inside = frames.get((callee.file_name, callee.line_number, False), missing)
+                        if inside is missing:
+                            inside = context(callee, False)
                         if inside is not None:
                             # Inside a user function: ops with no call node of their own
                             # belong to this function at a line the profiler cannot name.
@@ -217,6 +229,8 @@ class Attributor:
                     self._correlation[corr] = (parent_line, parent_name)
             for child in node.children:
                 push((child, ctx, parent_line, parent_name))
+        self.event_count += events
+        self.total_self_ns += total
 
     # -- device time (CUDA pass) --------------------------------------------------------
     def add_device_events(self, events: Any) -> int:

@@ -10,6 +10,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -195,3 +196,25 @@ def test_event_budget_bounds_the_recording_and_says_so() -> None:
     assert any("stopped after 200 torch calls" in n for n in part["notes"])
     assert part["lines"][0]["line"] == marker_line("forever_bounded.py")
     assert part["peak_rss_mb"] > 0
+
+
+def test_killing_the_cli_takes_its_runner_along() -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bottleneck_lsp", "--passes", "cpu", str(SCRIPTS / "forever.py")],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        for _ in range(300):
+            if runner_pids("forever.py"):
+                break
+            time.sleep(0.1)
+        assert runner_pids("forever.py")
+    finally:
+        proc.kill()  # SIGKILL: the CLI cannot clean up; the runner must notice by itself
+        proc.wait()
+    for _ in range(300):
+        if not runner_pids("forever.py"):
+            break
+        time.sleep(0.1)
+    assert runner_pids("forever.py") == []

@@ -183,8 +183,8 @@ class BottleneckServer(LanguageServer):
 server = BottleneckServer()
 
 
-def _fail(message: str) -> dict[str, Any]:
-    server.tell(message, types.MessageType.Error)
+def _fail(ls: BottleneckServer, message: str) -> dict[str, Any]:
+    ls.tell(message, types.MessageType.Error)
     return {"status": "refused", "message": message}
 
 
@@ -199,14 +199,14 @@ def _script_path(uri: Any) -> str:
     return path
 
 
-def _spec(arguments: ProfileArguments) -> JobSpec:
-    settings = server.state.settings
+def _spec(ls: BottleneckServer, arguments: ProfileArguments) -> JobSpec:
+    settings = ls.state.settings
     script = _script_path(arguments.uri)
     args = arguments.args if arguments.args is not None else list(settings.args)
     if len(args) > MAX_ARGS or any(len(a) > MAX_ARG_CHARS for a in args):
         raise JobError("too many or too long script arguments")
     cwd = arguments.cwd or settings.cwd
-    folder = _workspace_folder_of(script)
+    folder = _workspace_folder_of(ls, script)
     if cwd is None:
         cwd = folder or os.path.dirname(script)
     elif cwd.startswith("file:"):
@@ -226,15 +226,15 @@ def _spec(arguments: ProfileArguments) -> JobSpec:
     )
 
 
-def _workspace_folder_of(path: str) -> str | None:
+def _workspace_folder_of(ls: BottleneckServer, path: str) -> str | None:
     best = None
-    for folder in server.workspace.folders.values():
+    for folder in ls.workspace.folders.values():
         root = uris.to_fs_path(folder.uri)
         if root and (path == root or path.startswith(root.rstrip(os.sep) + os.sep)):
             if best is None or len(root) > len(best):
                 best = root
-    if best is None and server.workspace.root_path:
-        root = server.workspace.root_path
+    if best is None and ls.workspace.root_path:
+        root = ls.workspace.root_path
         if path.startswith(root.rstrip(os.sep) + os.sep):
             best = root
     return best
@@ -260,7 +260,7 @@ def _summary(doc: dict[str, Any], added: list[notes.Annotation]) -> str:
     return head
 
 
-async def _run(script: str, running: Running) -> dict[str, Any]:
+async def _run(ls: BottleneckServer, script: str, running: Running) -> dict[str, Any]:
     job = running.job
     token = running.token
     planned = list(job.spec.passes or ("cprofile", "cpu", "cuda"))
@@ -275,29 +275,29 @@ async def _run(script: str, running: Running) -> dict[str, Any]:
             if streamed < LOG_OUTPUT_LIMIT:
                 text = event.text[: LOG_OUTPUT_LIMIT - streamed]
                 streamed += len(event.text)
-                server.log(f"[{os.path.basename(script)}:{event.pass_name}] {text.rstrip()}")
+                ls.log(f"[{os.path.basename(script)}:{event.pass_name}] {text.rstrip()}")
                 if streamed >= LOG_OUTPUT_LIMIT:
-                    server.log(
+                    ls.log(
                         f"[{os.path.basename(script)}] output beyond {LOG_OUTPUT_LIMIT} characters "
                         "is not streamed; the report keeps its last 64 KiB per pass"
                     )
         elif token is not None and event.kind == "pass_start":
             percent = int(100 * event.index / max(event.total, 1))
-            server.work_done_progress.report(
+            ls.work_done_progress.report(
                 token,
                 types.WorkDoneProgressReport(
                     message=f"pass {event.index + 1}/{event.total}: {event.pass_name}", percentage=percent
                 ),
             )
         elif event.kind == "pass_end":
-            server.log(f"{os.path.basename(script)}: pass {event.pass_name} ended: {event.status}")
+            ls.log(f"{os.path.basename(script)}: pass {event.pass_name} ended: {event.status}")
 
     job.on_event = on_event
     ended = "cancelled"
     try:
         if token is not None:
-            await server.work_done_progress.create_async(token)
-            server.work_done_progress.begin(
+            await ls.work_done_progress.create_async(token)
+            ls.work_done_progress.begin(
                 token,
                 types.WorkDoneProgressBegin(
                     title=f"Profiling {os.path.basename(script)}",
@@ -306,19 +306,19 @@ async def _run(script: str, running: Running) -> dict[str, Any]:
                     cancellable=True,
                 ),
             )
-            future = server.work_done_progress.tokens.get(token)
+            future = ls.work_done_progress.tokens.get(token)
             if future is not None:
                 future.add_done_callback(lambda f: job.stop() if f.cancelled() else None)
         doc = await job.run()
         runner_done = time.perf_counter()
-        server.state.last_script = script
-        added = server.replace_results(script, doc)
+        ls.state.last_script = script
+        added = ls.replace_results(script, doc)
         ended = _summary(doc, added)
-        server.log(
+        ls.log(
             f"published {len(added)} annotations {1000 * (time.perf_counter() - runner_done):.1f} ms "
             "after the job ended (runner exited, result read)"
         )
-        await server.refresh_lenses()
+        await ls.refresh_lenses()
         kind = types.MessageType.Info if doc["status"] == "ok" else types.MessageType.Error
         skipped = [
             f"{p['name']} pass skipped: {p['skip_reason']}"
@@ -326,29 +326,29 @@ async def _run(script: str, running: Running) -> dict[str, Any]:
             if p["status"] == "skipped" and doc["status"] == "ok"
         ]
         if skipped:
-            server.tell(f"{ended}; " + "; ".join(skipped), types.MessageType.Warning)
+            ls.tell(f"{ended}; " + "; ".join(skipped), types.MessageType.Warning)
         elif doc["status"] == "ok":
-            server.log(ended, kind)
+            ls.log(ended, kind)
         else:
             error = analysis.first_error(doc)
             detail = f": {error['type']}: {error['message']}" if error else ""
-            server.tell(ended + detail, kind)
+            ls.tell(ended + detail, kind)
         return {"status": doc["status"], "exitCode": doc["exit_code"], "summary": ended}
     finally:
         if token is not None:
-            server.work_done_progress.end(token, types.WorkDoneProgressEnd(message=ended))
-        if server.state.running.get(script) is running:
-            del server.state.running[script]
+            ls.work_done_progress.end(token, types.WorkDoneProgressEnd(message=ended))
+        if ls.state.running.get(script) is running:
+            del ls.state.running[script]
 
 
 @server.command(PROFILE)
 async def profile(ls: BottleneckServer, arguments: ProfileArguments) -> dict[str, Any]:
     """Profile a script. A second request for a script that is running restarts it."""
     try:
-        spec = _spec(arguments)
+        spec = _spec(ls, arguments)
         job = Job(spec)
     except JobError as exc:
-        return _fail(str(exc))
+        return _fail(ls, str(exc))
     script = job.spec.script
     _warn_unsaved(ls, script)
     previous = ls.state.running.get(script)
@@ -359,7 +359,7 @@ async def profile(ls: BottleneckServer, arguments: ProfileArguments) -> dict[str
             await asyncio.wait({previous.task})
     running = Running(job=job, token=str(uuid.uuid4()) if ls.supports_progress else None)
     ls.state.running[script] = running
-    task = asyncio.ensure_future(_run(script, running))
+    task = asyncio.ensure_future(_run(ls, script, running))
     running.task = task
     return await asyncio.shield(task)
 
@@ -390,7 +390,7 @@ async def stop(ls: BottleneckServer, *args: Any) -> dict[str, Any]:
         try:
             path = _script_path(args[0])
         except JobError as exc:
-            return _fail(str(exc))
+            return _fail(ls, str(exc))
         targets = [t for t in targets if t == path]
     tasks = []
     for script in targets:
@@ -418,10 +418,10 @@ async def show_report(ls: BottleneckServer, *args: Any) -> dict[str, Any]:
         try:
             script = _script_path(args[0])
         except JobError as exc:
-            return _fail(str(exc))
+            return _fail(ls, str(exc))
     doc = ls.state.results.get(script) if script else None
     if doc is None:
-        return _fail("No profile yet: run bottleneck.profile on a script first.")
+        return _fail(ls, "No profile yet: run bottleneck.profile on a script first.")
     text = report.render(doc, ls.state.settings.thresholds)
     if ls.state.report_dir is None:
         ls.state.report_dir = tempfile.mkdtemp(prefix="bottleneck-lsp-reports-")

@@ -2,7 +2,8 @@
 the most measured time, and every planted line that takes at least 20% of the script's
 time is reported within 10 percentage points of its measured share (issue 3).
 
-Ground truth is measured in a separate run without any profiler (fidelity/timing.py).
+Ground truth is the median of three runs without any profiler (fidelity/timing.py); both
+those runs and the profiled one use one intra-op thread (see docs/fidelity.md).
 """
 
 from __future__ import annotations

@@ -13,11 +13,14 @@ Usage: ``python tests/fidelity/checker.py [SCRIPT ...]`` prints a Markdown table
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import re
+import statistics
 import subprocess
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,6 +31,8 @@ CORPUS = Path(__file__).resolve().parent / "corpus"
 TIMING = Path(__file__).resolve().parent / "timing.py"
 PLANT = re.compile(r"#.*\bPLANT:(\w+)")
 PASS = re.compile(r"#\s*fidelity:.*\bpass=(\w+)")
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS")
+TRUTH_RUNS = 3  # timing runs per script; the median share is the ground truth
 EXPECT_CALL_SITE = "expect=call-site"  # planted lines the profiler cannot see (TorchScript)
 
 
@@ -94,12 +99,49 @@ def measure_lines(script: Path) -> dict[str, int]:
     return found
 
 
-def measure(script: Path) -> dict[str, Any]:
+@contextlib.contextmanager
+def single_threaded() -> Iterator[None]:
+    """Both runs, the timed one and the profiled one, use one intra-op thread.
+
+    The two runs happen one after the other, not side by side: with two threads on a two-core
+    machine, whatever else runs on the other core then slows one run's parallel operators and
+    not the other's (a straggling thread holds every parallel region), and the shares drift
+    apart for reasons that have nothing to do with attribution. One thread each keeps both
+    runs on the same footing.
+    """
+    saved = {name: os.environ.get(name) for name in THREAD_VARIABLES}
+    os.environ.update(dict.fromkeys(THREAD_VARIABLES, "1"))
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def measure_once(script: Path) -> dict[str, Any]:
     out = subprocess.run(
         [sys.executable, str(TIMING), str(script)], capture_output=True, text=True, timeout=300, check=True
     ).stdout
     line = next(x for x in out.splitlines() if x.startswith("FIDELITY "))
     return dict(json.loads(line[len("FIDELITY ") :]))
+
+
+def measure(script: Path, runs: int = TRUTH_RUNS) -> dict[str, float]:
+    """Measured share per label: the median over ``runs`` separate runs without a profiler.
+
+    One short run is at the mercy of the machine (a page-fault storm in one allocation, a
+    neighbour's burst on a shared core); the median of three keeps one bad run out of the
+    ground truth.
+    """
+    shares: dict[str, list[float]] = {}
+    for _ in range(runs):
+        truth = measure_once(script)
+        for label, seconds in truth["seconds"].items():
+            shares.setdefault(label, []).append(seconds / truth["total"])
+    return {label: statistics.median(values) for label, values in shares.items()}
 
 
 def profile(script: Path, pass_name: str) -> dict[str, Any]:
@@ -126,14 +168,15 @@ def check(script: Path) -> Outcome:
         for p in outcome.planted:
             p.line = calls.get(p.label, p.line)
             p.file = str(script)
-    truth = measure(script)
-    doc = profile(script, pass_name)
+    with single_threaded():
+        truth = measure(script)
+        doc = profile(script, pass_name)
     if doc["status"] != "ok":
         outcome.notes.append(f"engine status {doc['status']}")
     lines = reported_lines(doc, pass_name)
     by_key = {(f, ln): (share, exact) for f, ln, share, exact in lines}
     for p in outcome.planted:
-        p.measured_share = truth["seconds"].get(p.label, 0.0) / truth["total"]
+        p.measured_share = truth.get(p.label, 0.0)
         p.reported_share, p.exact = by_key.get((p.file, p.line), (0.0, True))
     outcome.reported_top = [(f, ln, share) for f, ln, share, _ in lines[:3]]
     if EXPECT_CALL_SITE in header:

@@ -3,5 +3,5 @@ import torch
 x = torch.randn(400, 400)
 
 if __name__ == "__main__":
-    for _ in range(20):
+    for _ in range(200):
         y = torch.sigmoid(x @ x)  # PLANT:main

@@ -24,7 +24,7 @@ def outer(x):
 
 
 x = torch.randn(300, 300)
-for _ in range(10):
+for _ in range(200):
     decorated(x)  # MEASURE:decorated
-for _ in range(5):
+for _ in range(100):
     outer(x)  # MEASURE:nested

@@ -2,4 +2,4 @@ import pkg
 import torch
 
 x = torch.randn(400, 400)
-pkg.run(x, 30)  # MEASURE:relative
+pkg.run(x, 180)  # MEASURE:relative

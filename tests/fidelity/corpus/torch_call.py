@@ -2,6 +2,6 @@ import torch
 
 x = torch.randn(500, 500)
 small = torch.randn(8)
-for _ in range(40):
+for _ in range(400):
     y = torch.tanh(x)  # PLANT:tanh
     z = torch.abs(small)

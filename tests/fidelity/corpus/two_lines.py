@@ -8,5 +8,5 @@ def work(x):
 
 
 x = torch.randn(700, 700)
-for _ in range(10):
+for _ in range(50):
     work(x)

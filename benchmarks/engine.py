@@ -2,8 +2,9 @@
 removed torch.utils.bottleneck's way (benchmarks/oldway.py), on three workloads.
 
 Per workload: the bare script's wall time; this project's wall time per pass and end to
-end (passes cprofile + cpu, each in a fresh process, no event budget); the old way's wall
-time; the runner's peak memory; post-processing throughput; the autograd pass's overhead
+end (passes cprofile + cpu, each in a fresh process, no event budget), with the CPU pass's
+process started while cProfile runs (the default) and without; the old way's wall time;
+the runner's peak memory; post-processing throughput; the autograd pass's overhead
 (profiled script body against the bare body); and the cold/warm effect of running the
 body twice in one process. Prints Markdown tables with the ratios.
 
@@ -18,6 +19,7 @@ import statistics
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +65,9 @@ def measure(name: str, script: Path, repeats: int) -> dict[str, Any]:
     spec = JobSpec(script=str(script), python=sys.executable, passes=("cprofile", "cpu"), event_budget=0)
     doc = asyncio.run(Job(spec).run())
     ours = time.perf_counter() - begin
+    begin = time.perf_counter()
+    asyncio.run(Job(replace(spec, prestart=False)).run())
+    sequential = time.perf_counter() - begin
     old_wall, old_out = wall([sys.executable, str(HERE / "oldway.py"), str(script)])
     old = tagged(old_out, "OLDWAY")
     cprofile, cpu = doc["passes"]
@@ -72,6 +77,7 @@ def measure(name: str, script: Path, repeats: int) -> dict[str, Any]:
         "body_cold": body_cold,
         "body_warm": body_warm,
         "ours": ours,
+        "sequential": sequential,
         "cprofile": cprofile,
         "cpu": cpu,
         "old": old_wall,
@@ -82,14 +88,16 @@ def measure(name: str, script: Path, repeats: int) -> dict[str, Any]:
 def main(names: list[str]) -> None:
     rows = [measure(n, WORKLOADS[n], 3 if n != "event_heavy" else 1) for n in names or list(WORKLOADS)]
     print(
-        "| workload | bare | ours: cprofile pass | ours: cpu pass | ours end to end | old way | ours / old |"
+        "| workload | bare | ours: cprofile pass | ours: cpu pass (from its turn) | ours end to end "
+        "| old way | ours / old | ours, no prestart | no prestart / old |"
     )
-    print("| --- | --- | --- | --- | --- | --- | --- |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for r in rows:
         print(
             f"| {r['name']} | {r['bare']:.2f} s | {r['cprofile']['wall_s']:.2f} s "
             f"| {r['cpu']['wall_s']:.2f} s | {r['ours']:.2f} s | {r['old']:.2f} s "
-            f"| **{r['ours'] / r['old']:.2f}x** |"
+            f"| **{r['ours'] / r['old']:.2f}x** | {r['sequential']:.2f} s "
+            f"| {r['sequential'] / r['old']:.2f}x |"
         )
     print()
     print(

@@ -99,6 +99,12 @@ def add_profile_arguments(parser: argparse.ArgumentParser) -> None:
         "(about 8 KB a call with stacks); 0: no bound (default: 250000)",
     )
     parser.add_argument(
+        "--no-prestart",
+        action="store_true",
+        help="start each pass's interpreter only when the previous pass has ended (default: the "
+        "pass after cprofile starts while cprofile runs, and waits, so its start-up overlaps)",
+    )
+    parser.add_argument(
         "--no-exact-lines",
         action="store_true",
         help="skip the per-call line marker (faster on tiny-op loops; operator lines become their function)",
@@ -139,6 +145,7 @@ def run_profile(ns: argparse.Namespace) -> int:
         timeout=ns.timeout,
         exact_lines=not ns.no_exact_lines,
         event_budget=ns.event_budget,
+        prestart=not ns.no_prestart,
     )
     try:
         job = Job(spec, on_event=_Progress(sys.stderr))

@@ -32,6 +32,7 @@ def _parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--environment", action="store_true")
     parser.add_argument("--no-exact-lines", action="store_true")
     parser.add_argument("--event-budget", type=int, default=0)
+    parser.add_argument("--wait-fd", type=int, default=None)
     parser.add_argument("args", nargs=argparse.REMAINDER)
     ns = parser.parse_args(argv)
     if ns.args and ns.args[0] == "--":
@@ -91,6 +92,22 @@ class _Run:
         self.part.setdefault("notes", []).append(f"the script called os._exit({status})")
         self.conclude()
 
+    def wait_for_go(self, fd: int) -> bool:
+        """Started ahead of its turn (while the previous pass runs): start-up is done, so
+        wait for the parent's go before anything of the script runs. End of file: the
+        pass is not wanted (the parent also kills the group then)."""
+        begin = time.perf_counter()
+        try:
+            go = os.read(fd, 1)
+        finally:
+            os.close(fd)
+        if not go:
+            self.done = True  # nothing to report
+            return False
+        self.part["prestarted"] = {"waited_s": round(time.perf_counter() - begin, 6)}
+        self.started = time.perf_counter()  # the pass's wall time counts from its turn
+        return True
+
     def run(self) -> None:
         ns = self.ns
         script_path = os.path.abspath(ns.script)
@@ -117,6 +134,8 @@ class _Run:
         part["warm"] = False
         if ns.environment:
             part["environment"] = environment.summarize(torch, torch_error)
+        if ns.wait_fd is not None and not self.wait_for_go(ns.wait_fd):
+            return
         if ns.pass_name == "cprofile":
             from .passes import CProfilePass
 

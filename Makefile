@@ -18,8 +18,8 @@ demo: $(STAMP)
 	$(VENV)/bin/bottleneck-lsp profile examples/train.py --steps 30
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff format --check server tests benchmarks
-	$(VENV)/bin/ruff check server tests benchmarks
+	$(VENV)/bin/ruff format --check server tests benchmarks vscode-extension/bundled/tool
+	$(VENV)/bin/ruff check server tests benchmarks vscode-extension/bundled/tool
 
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy

@@ -3,6 +3,7 @@ hangs, nothing leaks (issue 6; the server's side is in test_lsp_faults.py)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
@@ -17,6 +18,7 @@ from typing import Any
 import pytest
 import torch
 
+from bottleneck_lsp.jobs import Job, JobEvent, JobSpec
 from helpers import SCRIPTS, marker_line, run_job
 from lsp_helpers import runner_pids
 
@@ -161,11 +163,19 @@ def test_arguments_reach_the_script_verbatim_without_a_shell(tmp_path: Path) -> 
     assert not marker.exists()
 
 
-def test_private_temporary_folder_is_removed() -> None:
-    before = set(os.listdir(tempfile.gettempdir()))
-    run_job("fn_call.py", passes=("cpu",))
-    after = set(os.listdir(tempfile.gettempdir()))
-    assert not [d for d in after - before if d.startswith("bottleneck-lsp-")]
+def test_private_temporary_folder_is_removed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A temporary root of the test's own: other jobs on the machine use /tmp too.
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    seen: list[str] = []
+
+    def look(event: JobEvent) -> None:
+        if event.kind == "pass_start":
+            seen.extend(os.listdir(tmp_path))
+
+    spec = JobSpec(str(SCRIPTS / "fn_call.py"), python=sys.executable, passes=("cpu",))
+    asyncio.run(Job(spec, on_event=look).run())
+    assert [d for d in seen if d.startswith("bottleneck-lsp-")]  # it existed while the job ran
+    assert os.listdir(tmp_path) == []
 
 
 def test_wrong_interpreter_and_missing_torch_messages(tmp_path: Path) -> None:

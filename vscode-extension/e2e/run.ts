@@ -261,6 +261,17 @@ async function main(): Promise<void> {
     await hover.waitFor({ state: "visible", timeout: 30_000 });
     step(`hover: ${((await hover.textContent()) ?? "").slice(0, 200)}`);
 
+    // The script ran with the user's environment: the bundled server's libraries stay out.
+    const seen = JSON.parse(readFileSync(join(workspace, "seen.json"), "utf8")) as {
+      pygls: boolean;
+      path: string[];
+      env: string | null;
+    };
+    if (seen.pygls || seen.path.some((entry) => entry.includes("bundled")) || seen.env?.includes("bundled")) {
+      fail(`the profiled script could see the extension's libraries: ${JSON.stringify(seen)}`);
+    }
+    step("the profiled script saw none of the bundled libraries");
+
     await page.screenshot({ path: join(WORK, "screenshot.png") });
     step(`screenshot: ${join(WORK, "screenshot.png")}`);
     if (outside.length > 0) {

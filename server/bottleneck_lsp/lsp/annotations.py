@@ -171,7 +171,7 @@ def diagnostic(a: Annotation, thresholds: Thresholds) -> dict[str, Any] | None:
         "severity": _severity(top.share, thresholds),
         "source": SOURCE,
         "code": top.kind,
-        "data": {"script": a.script, "hotspots": [_spot_data(s) for s in a.hotspots]},
+        "data": {"hotspots": [_spot_data(s) for s in a.hotspots]},
     }
     related = [
         {

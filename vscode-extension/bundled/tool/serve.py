@@ -29,14 +29,18 @@ def main() -> int:
     except ImportError as exc:
         sys.stderr.write(
             "bottleneck-lsp is not importable from %s (%s). Install it in that environment "
-            "(pip install bottleneck-lsp) or set bottleneck.serverSource to \"bundled\".\n" % (sys.executable, exc)
+            '(pip install bottleneck-lsp) or set bottleneck.serverSource to "bundled".\n'
+            % (sys.executable, exc)
         )
         return 4
     if "--check" in argv:
         # The extension's start-up probe: this interpreter can run the server.
         import bottleneck_lsp
 
-        print("bottleneck-lsp %s on Python %s at %s" % (bottleneck_lsp.__version__, sys.version.split()[0], sys.executable))
+        print(
+            "bottleneck-lsp %s on Python %s at %s"
+            % (bottleneck_lsp.__version__, sys.version.split()[0], sys.executable)
+        )
         return 0
     return cli_main(["serve", *argv])
 

@@ -53,18 +53,39 @@ def _line_text(path: str, line: int) -> str:
     return ""
 
 
+def _by_share(spot: Hotspot) -> float:
+    return spot.share
+
+
 def build(doc: dict[str, Any], thresholds: Thresholds) -> list[Annotation]:
     """Every annotation for one result: hot lines, hot functions, the script's error."""
     script = doc["script"]
     grouped: dict[tuple[str, int], list[Hotspot]] = {}
     for spot in analysis.hotspots(doc, thresholds):
-        grouped.setdefault(spot.key, []).append(spot)
+        key = (spot.file, spot.line)
+        group = grouped.get(key)
+        if group is None:
+            grouped[key] = [spot]
+        else:
+            group.append(spot)
     out = []
     for (path, line), spots in grouped.items():
-        spots.sort(key=lambda h: h.share, reverse=True)
-        text = next((h.text for h in spots if h.text), "") or _line_text(path, line)
-        column = max(min(h.column for h in spots) - 1, 0)
-        out.append(Annotation(script, _uri(path), line - 1, text, tuple(spots), column=column))
+        if len(spots) == 1:  # the common case, without the generators
+            text, column = spots[0].text, spots[0].column
+        else:
+            spots.sort(key=_by_share, reverse=True)
+            text = next((h.text for h in spots if h.text), "")
+            column = min(h.column for h in spots)
+        out.append(
+            Annotation(
+                script,
+                _uri(path),
+                line - 1,
+                text or _line_text(path, line),
+                tuple(spots),
+                column=max(column - 1, 0),
+            )
+        )
     for func in analysis.hot_functions(doc, thresholds):
         out.append(
             Annotation(
@@ -95,17 +116,21 @@ def _ms(seconds: float) -> str:
 
 
 def _ops(spot: Hotspot, n: int = 3) -> str:
-    return ", ".join(f"{o['name']} ×{o['count']}" for o in spot.ops[:n])
+    return ", ".join([f"{o['name']} ×{o['count']}" for o in spot.ops[:n]])
+
+
+_UNIT = {analysis.PYTHON: "samples"}
 
 
 def message(spot: Hotspot) -> str:
-    label = analysis.KIND_LABEL[spot.kind]
-    unit = "samples" if spot.kind == analysis.PYTHON else "calls"
-    text = f"{spot.share * 100:.1f}% of {label} ({_ms(spot.time_s)}, {spot.count} {unit})"
+    text = (
+        f"{spot.share * 100:.1f}% of {analysis.KIND_LABEL[spot.kind]} "
+        f"({_ms(spot.time_s)}, {spot.count} {_UNIT.get(spot.kind, 'calls')})"
+    )
     if spot.ops:
-        text += f": {_ops(spot)}"
+        text += ": " + _ops(spot)
     if spot.backward and spot.forward_lines:
-        text += "; backward of line " + ", ".join(str(f["line"]) for f in spot.forward_lines[:3])
+        text += "; backward of line " + ", ".join([str(f["line"]) for f in spot.forward_lines[:3]])
     if not spot.exact:
         text += f"; somewhere in {spot.function}, the profiler cannot name the line"
     if spot.opaque:
@@ -132,15 +157,20 @@ def _range(line: int, start: int, end: int) -> dict[str, Any]:
 
 
 def _spot_data(spot: Hotspot) -> dict[str, Any]:
-    return {
+    """The numbers of one hotspot; ``exact`` and ``backward`` only when they say something
+    (not exact, or backward): thousands of diagnostics go out in one message."""
+    out = {
         "kind": spot.kind,
         "pass": spot.pass_name,
         "share": spot.share,
         "timeS": round(spot.time_s, 6),
         "count": spot.count,
-        "exact": spot.exact,
-        "backward": spot.backward,
     }
+    if not spot.exact:
+        out["exact"] = False
+    if spot.backward:
+        out["backward"] = True
+    return out
 
 
 def diagnostic(a: Annotation, thresholds: Thresholds) -> dict[str, Any] | None:
@@ -163,26 +193,25 @@ def diagnostic(a: Annotation, thresholds: Thresholds) -> dict[str, Any] | None:
         }
     if not a.hotspots:
         return None
-    top = a.hotspots[0]
-    text = "\n".join(message(spot) for spot in a.hotspots)
+    spots = a.hotspots
+    top = spots[0]
     out: dict[str, Any] = {
         "range": _range(a.line, a.column, a.column + max(len(a.text), 1)),
-        "message": text,
+        "message": message(top) if len(spots) == 1 else "\n".join([message(s) for s in spots]),
         "severity": _severity(top.share, thresholds),
         "source": SOURCE,
         "code": top.kind,
-        "data": {"hotspots": [_spot_data(s) for s in a.hotspots]},
+        "data": {"hotspots": [_spot_data(s) for s in spots]},
     }
-    related = [
-        {
-            "location": {"uri": _uri(f["file"]), "range": _range(f["line"] - 1, 0, 0)},
-            "message": f"forward line whose backward costs {f['backward_cpu_us'] / 1000:.1f} ms here",
-        }
-        for spot in a.hotspots
-        for f in spot.forward_lines
-    ]
-    if related:
-        out["relatedInformation"] = related
+    if any(s.forward_lines for s in spots):
+        out["relatedInformation"] = [
+            {
+                "location": {"uri": _uri(f["file"]), "range": _range(f["line"] - 1, 0, 0)},
+                "message": f"forward line whose backward costs {f['backward_cpu_us'] / 1000:.1f} ms here",
+            }
+            for spot in spots
+            for f in spot.forward_lines
+        ]
     return out
 
 

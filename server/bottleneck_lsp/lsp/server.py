@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import gc
 import ipaddress
 import logging
 import os
@@ -146,7 +147,20 @@ class BottleneckServer(LanguageServer):
 
     def replace_results(self, script: str, doc: dict[str, Any] | None) -> list[notes.Annotation]:
         """Drop the script's old annotations, add the new ones, publish what changed;
-        returns the new ones."""
+        returns the new ones.
+
+        The cyclic garbage collector is paused meanwhile: building thousands of diagnostics
+        allocates enough to trigger full collections, each of which walks every object the
+        server holds (the result documents among them) and finds nothing to free."""
+        enabled = gc.isenabled()
+        gc.disable()
+        try:
+            return self._replace_results(script, doc)
+        finally:
+            if enabled:
+                gc.enable()
+
+    def _replace_results(self, script: str, doc: dict[str, Any] | None) -> list[notes.Annotation]:
         state = self.state
         added: list[notes.Annotation] = []
         touched = set()

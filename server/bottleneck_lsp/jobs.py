@@ -229,7 +229,14 @@ class Job:
                         # beside the cProfile pass instead of after it. Only behind cProfile,
                         # whose Python-time figures are the least sensitive to a busy core;
                         # the autograd passes always run alone.
-                        self._waiting = await self._start(planned[index + 1], workdir, first=False, wait=True)
+                        self._proc = started.proc  # stop() and kill() reach it meanwhile
+                        try:
+                            self._waiting = await self._start(planned[index + 1], workdir, False, wait=True)
+                        except OSError:
+                            pass  # the next pass starts in its turn instead
+                        except BaseException:
+                            _kill_group(started.proc.pid, signal.SIGKILL)
+                            raise
                     part = await self._finish(started)
                     if "environment" in part:
                         doc["environment"] = part.pop("environment")

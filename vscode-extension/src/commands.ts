@@ -24,7 +24,7 @@ interface ProfileResult {
 }
 
 export class Commands {
-  private readonly running = new Set<string>();
+  private readonly running = new Map<string, number>(); // script URI -> requests in flight
 
   constructor(
     private readonly context: vscode.ExtensionContext,
@@ -124,17 +124,22 @@ export class Commands {
       request.args = args;
     }
     this.log.info(`profiling ${uri.fsPath}${args ? ` with arguments ${joinArguments(args)}` : ""}`);
-    this.running.add(uri.toString());
+    const key = uri.toString();
+    this.running.set(key, (this.running.get(key) ?? 0) + 1);
     await this.setRunning();
     this.status.running(name);
     try {
       const result = (await this.server.execute("bottleneck.profile", [request])) as ProfileResult | undefined;
-      if (result === undefined) {
+      if ((this.running.get(key) ?? 0) > 1) {
+        // Superseded: a newer request for this script restarted the job; its result will tell.
+      } else if (result === undefined) {
         this.status.idle();
       } else if (result.status === "refused") {
         this.status.finished(`${name}: ${result.message ?? "refused"}`, false);
       } else {
-        this.status.finished(result.summary ?? `${name}: ${result.status ?? "done"}`, result.status === "ok");
+        // A run stopped on request is not a failure.
+        const fine = result.status === "ok" || result.status === "cancelled";
+        this.status.finished(result.summary ?? `${name}: ${result.status ?? "done"}`, fine);
       }
     } catch (error) {
       const detail = error instanceof Error ? error.message : String(error);
@@ -142,7 +147,12 @@ export class Commands {
       this.status.finished(`${name}: failed`, false);
       void vscode.window.showErrorMessage(`Bottleneck: profiling ${name} failed: ${detail}`);
     } finally {
-      this.running.delete(uri.toString());
+      const left = (this.running.get(key) ?? 1) - 1;
+      if (left > 0) {
+        this.running.set(key, left);
+      } else {
+        this.running.delete(key);
+      }
       await this.setRunning();
     }
   }

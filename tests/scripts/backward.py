@@ -2,7 +2,8 @@ import torch
 
 w = torch.randn(400, 400, requires_grad=True)
 x = torch.randn(400, 400)
-for _ in range(5):
-    h = torch.cumprod(torch.sigmoid(x @ w), dim=1)  # FORWARD
+torch.cumprod(x * w, dim=1).sum().backward()  # warm-up: one-time costs land here
+for _ in range(20):
+    h = torch.cumprod(x * w, dim=1)  # FORWARD
     loss = h.sum()
     loss.backward()  # HOT

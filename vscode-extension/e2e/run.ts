@@ -105,11 +105,15 @@ function prepare(): { env: NodeJS.ProcessEnv; workspace: string; userData: strin
 
 function serverProcesses(): string[] {
   // Our language server and its runners, wherever they are: none may outlive the test.
+  return processes("serve.py", "bottleneck_lsp");
+}
+
+function processes(...markers: string[]): string[] {
   const found: string[] = [];
   for (const pid of readdirSync("/proc").filter((name) => /^\d+$/.test(name))) {
     try {
       const cmdline = readFileSync(`/proc/${pid}/cmdline`, "utf8").replace(/\0/g, " ");
-      if (cmdline.includes(WORK) && (cmdline.includes("serve.py") || cmdline.includes("bottleneck_lsp"))) {
+      if (cmdline.includes(WORK) && markers.some((marker) => cmdline.includes(marker))) {
         found.push(`${pid}: ${cmdline.trim()}`);
       }
     } catch {
@@ -220,6 +224,15 @@ async function main(): Promise<void> {
     step("extension active; running Bottleneck: Profile This Script from the F1 palette");
     await palette(page, "Bottleneck: Profile This Script");
 
+    // The server's work-done progress, shown by the extension as a cancellable notification.
+    const progress = page.locator(".notification-toast", { hasText: `Profiling ${SCRIPT}` }).first();
+    await progress.waitFor({ state: "visible", timeout: 60_000 });
+    const cancel = progress.locator(".monaco-button, .action-label", { hasText: "Cancel" });
+    step(`progress notification: "${(await progress.innerText()).replace(/\s+/g, " ").slice(0, 120)}"`);
+    if ((await cancel.count()) === 0) {
+      fail("the progress notification has no Cancel button");
+    }
+
     await page.locator(".codelens-decoration", { hasText: /% CPU/ }).first().waitFor({ timeout: PROFILE_TIMEOUT_MS });
     // Every lens sits just above the line it annotates: the planted line's lens must be there,
     // name an operator, and carry the largest CPU share of all.
@@ -274,6 +287,17 @@ async function main(): Promise<void> {
 
     await page.screenshot({ path: join(WORK, "screenshot.png") });
     step(`screenshot: ${join(WORK, "screenshot.png")}`);
+
+    // Cancelling the progress stops the job: its runners go, the status bar says so.
+    await page.locator(".monaco-editor .view-lines").first().click();
+    await palette(page, "Bottleneck: Profile This Script");
+    const again = page.locator(".notification-toast", { hasText: `Profiling ${SCRIPT}` }).first();
+    await again.waitFor({ state: "visible", timeout: 60_000 });
+    await waitFor(() => processes("bottleneck_lsp.runner").length > 0, "a runner to start", 60_000);
+    await again.locator(".monaco-button, .action-label", { hasText: "Cancel" }).first().click();
+    await page.locator(".part.statusbar", { hasText: "cancelled" }).waitFor({ timeout: 60_000 });
+    await waitFor(() => processes("bottleneck_lsp.runner").length === 0, "the runners to exit", 30_000);
+    step("cancelled from the progress notification: status bar says so, no runner left");
     if (outside.length > 0) {
       step(`blocked requests to other hosts: ${[...new Set(outside)].slice(0, 5).join(", ")}`);
     }

@@ -380,9 +380,6 @@ class Job:
         """Wait for the pass to end, within the timeout, then read what it wrote."""
         spec = self.spec
         proc = started.proc
-        if started.go is not None:
-            os.close(started.go)
-            started.go = None
         self._proc = proc
         self.current_pass = started.name
         timed_out = False

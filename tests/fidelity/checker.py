@@ -32,7 +32,7 @@ TIMING = Path(__file__).resolve().parent / "timing.py"
 PLANT = re.compile(r"#.*\bPLANT:(\w+)")
 PASS = re.compile(r"#\s*fidelity:.*\bpass=(\w+)")
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS")
-TRUTH_RUNS = 3  # timing runs per script; the median share is the ground truth
+RUNS = 3  # timing runs and profiled runs per script, interleaved; medians are compared
 EXPECT_CALL_SITE = "expect=call-site"  # planted lines the profiler cannot see (TorchScript)
 
 
@@ -44,6 +44,8 @@ class Planted:
     measured_share: float = 0.0
     reported_share: float = 0.0
     exact: bool = True
+    measured_runs: list[float] = field(default_factory=list)  # for the record, when one fails
+    reported_runs: list[float] = field(default_factory=list)
 
     @property
     def error_pp(self) -> float:
@@ -129,21 +131,6 @@ def measure_once(script: Path) -> dict[str, Any]:
     return dict(json.loads(line[len("FIDELITY ") :]))
 
 
-def measure(script: Path, runs: int = TRUTH_RUNS) -> dict[str, float]:
-    """Measured share per label: the median over ``runs`` separate runs without a profiler.
-
-    One short run is at the mercy of the machine (a page-fault storm in one allocation, a
-    neighbour's burst on a shared core); the median of three keeps one bad run out of the
-    ground truth.
-    """
-    shares: dict[str, list[float]] = {}
-    for _ in range(runs):
-        truth = measure_once(script)
-        for label, seconds in truth["seconds"].items():
-            shares.setdefault(label, []).append(seconds / truth["total"])
-    return {label: statistics.median(values) for label, values in shares.items()}
-
-
 def profile(script: Path, pass_name: str) -> dict[str, Any]:
     spec = JobSpec(script=str(script), python=sys.executable, cwd=str(script.parent), passes=(pass_name,))
     return asyncio.run(Job(spec).run())
@@ -168,25 +155,46 @@ def check(script: Path) -> Outcome:
         for p in outcome.planted:
             p.line = calls.get(p.label, p.line)
             p.file = str(script)
+    truths: list[dict[str, float]] = []
+    runs: list[dict[tuple[str, int], tuple[float, bool]]] = []
+    docs: list[dict[str, Any]] = []
     with single_threaded():
-        truth = measure(script)
-        doc = profile(script, pass_name)
-    if doc["status"] != "ok":
-        outcome.notes.append(f"engine status {doc['status']}")
-    lines = reported_lines(doc, pass_name)
-    by_key = {(f, ln): (share, exact) for f, ln, share, exact in lines}
+        for _ in range(RUNS):
+            # Interleaved, so that a slow spell of the machine falls on both sides alike.
+            truth = measure_once(script)
+            truths.append({label: s / truth["total"] for label, s in truth["seconds"].items()})
+            doc = profile(script, pass_name)
+            docs.append(doc)
+            if doc["status"] != "ok":
+                outcome.notes.append(f"engine status {doc['status']}")
+            runs.append({(f, ln): (share, exact) for f, ln, share, exact in reported_lines(doc, pass_name)})
     for p in outcome.planted:
-        p.measured_share = truth.get(p.label, 0.0)
-        p.reported_share, p.exact = by_key.get((p.file, p.line), (0.0, True))
+        p.measured_runs = [t.get(p.label, 0.0) for t in truths]
+        p.reported_runs = [r.get((p.file, p.line), (0.0, True))[0] for r in runs]
+        p.measured_share = statistics.median(p.measured_runs)
+        p.reported_share = statistics.median(p.reported_runs)
+        p.exact = all(r.get((p.file, p.line), (0.0, True))[1] for r in runs)
+    keys = {key for r in runs for key in r}
+    lines = sorted(
+        (
+            (
+                f,
+                ln,
+                statistics.median(r.get((f, ln), (0.0, True))[0] for r in runs),
+                all(r.get((f, ln), (0.0, True))[1] for r in runs),
+            )
+            for f, ln in keys
+        ),
+        key=lambda x: (-x[2], x[0], x[1]),
+    )
     outcome.reported_top = [(f, ln, share) for f, ln, share, _ in lines[:3]]
     if EXPECT_CALL_SITE in header:
-        part = doc["passes"][0]
-        top = part["lines"][0] if part.get("lines") else {}
-        if not top.get("opaque"):
+        tops = [d["passes"][0]["lines"][0] if d["passes"][0].get("lines") else {} for d in docs]
+        if not all(top.get("opaque") for top in tops):
             outcome.reported_top = []  # on the call line but not marked: a silent misattribution
             outcome.notes.append("top line not marked as opaque")
         else:
-            outcome.notes.append(f"reported on the call line, marked: {', '.join(top['opaque'])}")
+            outcome.notes.append(f"reported on the call line, marked: {', '.join(tops[0]['opaque'])}")
     for f, ln, _share, exact in lines[:3]:
         if not exact:
             outcome.notes.append(f"{os.path.basename(f)}:{ln} reported as not attributable to an exact line")

@@ -3,7 +3,8 @@
 1. While a profiling job runs, the latency of textDocument/codeLens and textDocument/hover
    requests (p50, p99).
 2. The time from a job's end to the last publishDiagnostics, for a script with 5,000 hot
-   lines (reported by the server in its log).
+   lines: as the server reports it in its log (its message handed to the writer), and as
+   this Python client sees it (the notification received and parsed by pygls' client).
 
 Usage: .venv/bin/python benchmarks/lsp_latency.py
 """
@@ -32,7 +33,9 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-async def start(settings: dict[str, object]) -> tuple[LanguageClient, list[str]]:
+async def start(
+    settings: dict[str, object], arrivals: list[float] | None = None
+) -> tuple[LanguageClient, list[str]]:
     client = LanguageClient("bench", "1")
     logs: list[str] = []
 
@@ -46,7 +49,8 @@ async def start(settings: dict[str, object]) -> tuple[LanguageClient, list[str]]
 
     @client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
     def on_diagnostics(params: types.PublishDiagnosticsParams) -> None:
-        pass
+        if arrivals is not None and params.diagnostics:
+            arrivals.append(time.time())
 
     await client.start_io(*SERVER)
     await client.initialize_async(
@@ -97,14 +101,16 @@ async def latency_during_job() -> tuple[list[float], list[float]]:
     return lens_ms, hover_ms
 
 
-async def publish_latency(lines: int) -> tuple[float, int]:
+async def publish_latency(lines: int) -> tuple[float, float, int]:
+    """(server-side ms, client-side ms, annotations published)."""
     folder = tempfile.mkdtemp(prefix="bottleneck-bench-")
     script = Path(folder) / "many_lines.py"
     body = ["import torch", "x = torch.randn(64, 64)"]
     body += [f"y{i} = torch.tanh(x)" for i in range(lines)]
     script.write_text("\n".join(body) + "\n")
+    arrivals: list[float] = []
     client, logs = await start(
-        {"passes": ["cpu"], "python": sys.executable, "top": lines + 10, "minShare": 0.0}
+        {"passes": ["cpu"], "python": sys.executable, "top": lines + 10, "minShare": 0.0}, arrivals
     )
     await client.workspace_execute_command_async(
         types.ExecuteCommandParams(
@@ -115,15 +121,16 @@ async def publish_latency(lines: int) -> tuple[float, int]:
     client.exit(None)
     await client.stop()
     for line in logs:
-        match = re.match(r"published (\d+) annotations ([\d.]+) ms", line)
-        if match:
-            return float(match.group(2)), int(match.group(1))
+        match = re.match(r"published (\d+) annotations ([\d.]+) ms .* at ([\d.]+)\)", line)
+        if match and arrivals:
+            client_ms = 1000 * (arrivals[-1] - float(match.group(3)))
+            return float(match.group(2)), client_ms, int(match.group(1))
     raise RuntimeError("the server did not report its publish time: " + "\n".join(logs[-5:]))
 
 
 async def main() -> None:
     lens_ms, hover_ms = await latency_during_job()
-    publish_ms, published = await publish_latency(5000)
+    publish_ms, client_ms, published = await publish_latency(5000)
     print("| figure | value | target |")
     print("| --- | --- | --- |")
     print(
@@ -134,7 +141,14 @@ async def main() -> None:
         f"| hover latency during a job, p50 / p99 ({len(hover_ms)} requests) "
         f"| {statistics.median(hover_ms):.2f} / {percentile(hover_ms, 0.99):.2f} ms | p99 <= 10 ms |"
     )
-    print(f"| job end -> last publishDiagnostics, {published} hot lines | {publish_ms:.1f} ms | <= 100 ms |")
+    print(
+        f"| job end -> last publishDiagnostics sent, {published} hot lines (server) "
+        f"| {publish_ms:.1f} ms | <= 100 ms |"
+    )
+    print(
+        f"| job end -> the same received and parsed by pygls' Python client "
+        f"| {client_ms:.1f} ms | (for the record) |"
+    )
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from lsprotocol import types
+from pygls.protocol import default_converter
 
 from bottleneck_lsp import analysis, report
 from bottleneck_lsp.analysis import Thresholds
@@ -66,8 +67,16 @@ def test_annotations_one_diagnostic_per_line_with_lens_and_hover() -> None:
     keys = [(a.uri, a.line) for a in items if a.hotspots]
     assert len(keys) == len(set(keys))
     hot = max((a for a in items if a.hotspots), key=lambda a: a.hotspots[0].share)
-    diag = annotations.diagnostic(hot, Thresholds())
-    assert diag is not None and diag["source"] == "bottleneck"
+    text = annotations.diagnostic(hot, Thresholds())
+    assert text is not None and text.isascii()
+    diag = json.loads(text)
+    assert diag["source"] == "bottleneck"
+    assert diag["range"]["start"]["line"] == hot.line
+    assert diag["data"]["hotspots"][0]["share"] == hot.hotspots[0].share
+    # what a client's LSP library makes of it: a valid Diagnostic with the same message
+    typed = default_converter().structure(diag, types.Diagnostic)
+    assert typed.message.split("\n")[0] == annotations.message(hot.hotspots[0])
+    assert typed.code == hot.hotspots[0].kind
     lens = annotations.code_lens(hot)
     assert lens is not None and lens.command is not None and "%" in lens.command.title
     assert "| pass | kind |" in annotations.hover([hot], doc)

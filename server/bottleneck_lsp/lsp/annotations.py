@@ -7,6 +7,7 @@ was profiled, so that edits can move it or drop it (see ``tracking.py``).
 from __future__ import annotations
 
 import functools
+import json
 import os
 from dataclasses import dataclass, replace
 from typing import Any
@@ -152,67 +153,76 @@ def _severity(share: float, thresholds: Thresholds) -> int:
     return _HINT
 
 
+_quote = json.encoder.encode_basestring_ascii  # C: '"..."', ASCII
+_float = float.__repr__  # what json writes for a float
+_SOURCE = _quote(SOURCE)
+
+
 def _range(line: int, start: int, end: int) -> dict[str, Any]:
     return {"start": {"line": line, "character": start}, "end": {"line": line, "character": end}}
 
 
-def _spot_data(spot: Hotspot) -> dict[str, Any]:
+def _range_json(line: int, start: int, end: int) -> str:
+    return f'{{"start":{{"line":{line},"character":{start}}},"end":{{"line":{line},"character":{end}}}}}'
+
+
+def _spot_json(spot: Hotspot) -> str:
     """The numbers of one hotspot; ``exact`` and ``backward`` only when they say something
     (not exact, or backward): thousands of diagnostics go out in one message."""
-    out = {
-        "kind": spot.kind,
-        "pass": spot.pass_name,
-        "share": spot.share,
-        "timeS": round(spot.time_s, 6),
-        "count": spot.count,
-    }
-    if not spot.exact:
-        out["exact"] = False
-    if spot.backward:
-        out["backward"] = True
-    return out
+    extra = ('"exact":false,' if not spot.exact else "") + ('"backward":true,' if spot.backward else "")
+    return (
+        f'{{"kind":{_quote(spot.kind)},"pass":{_quote(spot.pass_name)},{extra}'
+        f'"share":{_float(float(spot.share))},"timeS":{_float(round(float(spot.time_s), 6))},'
+        f'"count":{int(spot.count)}}}'
+    )
 
 
-def diagnostic(a: Annotation, thresholds: Thresholds) -> dict[str, Any] | None:
-    """An LSP Diagnostic, already in its JSON shape.
+def diagnostic(a: Annotation, thresholds: Thresholds) -> str | None:
+    """An LSP Diagnostic as JSON text (compact, ASCII), ready to go into a message.
 
-    Built as plain data rather than lsprotocol objects: a run with thousands of hot lines
-    publishes them in one go, and the objects' construction and conversion cost several
-    times the JSON encoding itself (see ``server.publish``).
+    Written directly rather than built as lsprotocol objects or dictionaries: a run with
+    thousands of hot lines publishes them in one message, and objects, their conversion and
+    a generic encoder cost several times this (see ``server.publish``).
     """
     if a.error is not None:
         err = a.error
         width = 1 if err["type"] == "SyntaxError" else max(len(a.text), 1)
-        return {
-            "range": _range(a.line, a.column, a.column + width),
-            "message": f"{err['type']}: {err['message']} (in the {err['pass']} pass)",
-            "severity": _ERROR,
-            "source": SOURCE,
-            "code": ERROR_CODE,
-            "data": {"script": a.script, "status": err["status"]},
-        }
+        return json.dumps(
+            {
+                "range": _range(a.line, a.column, a.column + width),
+                "message": f"{err['type']}: {err['message']} (in the {err['pass']} pass)",
+                "severity": _ERROR,
+                "source": SOURCE,
+                "code": ERROR_CODE,
+                "data": {"script": a.script, "status": err["status"]},
+            },
+            separators=(",", ":"),
+        )
     if not a.hotspots:
         return None
     spots = a.hotspots
     top = spots[0]
-    out: dict[str, Any] = {
-        "range": _range(a.line, a.column, a.column + max(len(a.text), 1)),
-        "message": message(top) if len(spots) == 1 else "\n".join([message(s) for s in spots]),
-        "severity": _severity(top.share, thresholds),
-        "source": SOURCE,
-        "code": top.kind,
-        "data": {"hotspots": [_spot_data(s) for s in spots]},
-    }
+    text = message(top) if len(spots) == 1 else "\n".join([message(s) for s in spots])
+    spot_data = _spot_json(top) if len(spots) == 1 else ",".join([_spot_json(s) for s in spots])
+    related = ""
     if any(s.forward_lines for s in spots):
-        out["relatedInformation"] = [
-            {
-                "location": {"uri": _uri(f["file"]), "range": _range(f["line"] - 1, 0, 0)},
-                "message": f"forward line whose backward costs {f['backward_cpu_us'] / 1000:.1f} ms here",
-            }
-            for spot in spots
-            for f in spot.forward_lines
-        ]
-    return out
+        related = ',"relatedInformation":' + json.dumps(
+            [
+                {
+                    "location": {"uri": _uri(f["file"]), "range": _range(f["line"] - 1, 0, 0)},
+                    "message": f"forward line whose backward costs {f['backward_cpu_us'] / 1000:.1f} ms here",
+                }
+                for spot in spots
+                for f in spot.forward_lines
+            ],
+            separators=(",", ":"),
+        )
+    return (
+        f'{{"range":{_range_json(a.line, a.column, a.column + max(len(a.text), 1))},'
+        f'"message":{_quote(text)},"severity":{_severity(top.share, thresholds)},'
+        f'"source":{_SOURCE},"code":{_quote(top.kind)},'
+        f'"data":{{"hotspots":[{spot_data}]}}{related}}}'
+    )
 
 
 def lens_title(a: Annotation) -> str:

@@ -10,7 +10,9 @@ from __future__ import annotations
 import asyncio
 import atexit
 import gc
+import inspect
 import ipaddress
+import json
 import logging
 import os
 import signal
@@ -22,17 +24,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import attrs
-import cattrs
 from lsprotocol import types
 from pygls import uris
+from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
-from pygls.protocol import default_converter
+from pygls.protocol import LanguageServerProtocol
 
 from .. import __version__, analysis, report
 from ..jobs import Job, JobError, JobEvent, JobSpec
 from . import annotations as notes
 from . import tracking
 from .settings import Settings, merge
+from .writer import QueuedWriter
 
 log = logging.getLogger(__name__)
 
@@ -75,28 +78,50 @@ class State:
     report_dir: str | None = None
 
 
-def _converter() -> cattrs.Converter:
-    """pygls' converter, plus a fast path for publishDiagnostics whose diagnostics are
-    already plain JSON data (``annotations.diagnostic``): they are passed through as they
-    are instead of being converted field by field."""
-    converter: cattrs.Converter = default_converter()  # type: ignore[no-untyped-call]
-    generic = converter.get_unstructure_hook(types.PublishDiagnosticsParams)
+class BottleneckProtocol(LanguageServerProtocol):
+    """pygls' protocol, writing stdio messages from a thread (``writer.QueuedWriter``), so
+    that a large publish never waits on the client's reading inside the event loop. Over TCP
+    pygls' asyncio transport already buffers without blocking."""
 
-    def unstructure(params: types.PublishDiagnosticsParams) -> Any:
-        if all(isinstance(d, dict) for d in params.diagnostics):
-            out: dict[str, Any] = {"uri": params.uri, "diagnostics": list(params.diagnostics)}
-            if params.version is not None:
-                out["version"] = params.version
-            return out
-        return generic(params)
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._with_headers = True
+        self._pending_writes: set[asyncio.Future[Any]] = set()  # held until written
 
-    converter.register_unstructure_hook(types.PublishDiagnosticsParams, unstructure)
-    return converter
+    def set_writer(self, writer: Any, include_headers: bool = True) -> None:
+        if isinstance(writer, StdoutWriter):
+            writer = QueuedWriter(writer)
+        self._with_headers = include_headers
+        super().set_writer(writer, include_headers)
+
+    def send_json_text(self, body: str) -> None:
+        """Send a message that is already JSON text, framed as pygls frames its own."""
+        writer = self.writer
+        if writer is None:
+            log.error("no transport to send a message on")
+            return
+        data = body.encode(self.CHARSET)
+        if self._with_headers:
+            header = (
+                f"Content-Length: {len(data)}\r\n"
+                f"Content-Type: {self.CONTENT_TYPE}; charset={self.CHARSET}\r\n\r\n"
+            )
+            data = header.encode(self.CHARSET) + data
+        res = writer.write(data)
+        if inspect.isawaitable(res):  # an asynchronous transport's write
+            task = asyncio.ensure_future(res)
+            self._pending_writes.add(task)
+            task.add_done_callback(self._pending_writes.discard)
 
 
 class BottleneckServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("bottleneck-lsp", __version__, max_workers=4, converter_factory=_converter)
+        super().__init__(
+            "bottleneck-lsp",
+            __version__,
+            max_workers=4,
+            protocol_cls=BottleneckProtocol,
+        )
         self.state = State()
 
     # -- capabilities ---------------------------------------------------------------------
@@ -128,14 +153,20 @@ class BottleneckServer(LanguageServer):
 
     # -- annotations ------------------------------------------------------------------------
     def publish(self, uri: str) -> None:
+        """publishDiagnostics for one file, written as JSON text in one piece
+        (``annotations.diagnostic``): thousands of diagnostics go out in one message."""
         thresholds = self.state.settings.thresholds
-        diagnostics = [
-            d
-            for a in self.state.annotations.get(uri, [])
-            if (d := notes.diagnostic(a, thresholds)) is not None
-        ]
-        self.text_document_publish_diagnostics(
-            types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics)  # type: ignore[arg-type]
+        diagnostics = ",".join(
+            [
+                d
+                for a in self.state.annotations.get(uri, [])
+                if (d := notes.diagnostic(a, thresholds)) is not None
+            ]
+        )
+        protocol: BottleneckProtocol = self.protocol  # type: ignore[assignment]
+        protocol.send_json_text(
+            f'{{"jsonrpc":"2.0","method":"{types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS}",'
+            f'"params":{{"uri":{json.dumps(uri)},"diagnostics":[{diagnostics}]}}}}'
         )
 
     async def refresh_lenses(self) -> None:
@@ -325,12 +356,13 @@ async def _run(ls: BottleneckServer, script: str, running: Running) -> dict[str,
                 future.add_done_callback(lambda f: job.stop() if f.cancelled() else None)
         doc = await job.run()
         runner_done = time.perf_counter()
+        runner_done_epoch = time.time()
         ls.state.last_script = script
         added = ls.replace_results(script, doc)
         ended = _summary(doc, added)
         ls.log(
             f"published {len(added)} annotations {1000 * (time.perf_counter() - runner_done):.1f} ms "
-            "after the job ended (runner exited, result read)"
+            f"after the job ended (runner exited, result read at {runner_done_epoch:.6f})"
         )
         await ls.refresh_lenses()
         kind = types.MessageType.Info if doc["status"] == "ok" else types.MessageType.Error

@@ -145,14 +145,6 @@ _INFORMATION = int(types.DiagnosticSeverity.Information)
 _HINT = int(types.DiagnosticSeverity.Hint)
 
 
-def _severity(share: float, thresholds: Thresholds) -> int:
-    if share >= thresholds.warning_share:
-        return _WARNING
-    if share >= thresholds.min_share:
-        return _INFORMATION
-    return _HINT
-
-
 _quote = json.encoder.encode_basestring_ascii  # C: '"..."', ASCII
 _float = float.__repr__  # what json writes for a float
 _SOURCE = _quote(SOURCE)
@@ -160,10 +152,6 @@ _SOURCE = _quote(SOURCE)
 
 def _range(line: int, start: int, end: int) -> dict[str, Any]:
     return {"start": {"line": line, "character": start}, "end": {"line": line, "character": end}}
-
-
-def _range_json(line: int, start: int, end: int) -> str:
-    return f'{{"start":{{"line":{line},"character":{start}}},"end":{{"line":{line},"character":{end}}}}}'
 
 
 def _spot_json(spot: Hotspot) -> str:
@@ -202,10 +190,16 @@ def diagnostic(a: Annotation, thresholds: Thresholds) -> str | None:
         return None
     spots = a.hotspots
     top = spots[0]
-    text = message(top) if len(spots) == 1 else "\n".join([message(s) for s in spots])
-    spot_data = _spot_json(top) if len(spots) == 1 else ",".join([_spot_json(s) for s in spots])
+    if len(spots) == 1:  # the common case, without generators
+        text = message(top)
+        spot_data = _spot_json(top)
+        linked = bool(top.forward_lines)
+    else:
+        text = "\n".join([message(s) for s in spots])
+        spot_data = ",".join([_spot_json(s) for s in spots])
+        linked = any(s.forward_lines for s in spots)
     related = ""
-    if any(s.forward_lines for s in spots):
+    if linked:
         related = ',"relatedInformation":' + json.dumps(
             [
                 {
@@ -217,9 +211,20 @@ def diagnostic(a: Annotation, thresholds: Thresholds) -> str | None:
             ],
             separators=(",", ":"),
         )
+    share = top.share
+    severity = (
+        _WARNING
+        if share >= thresholds.warning_share
+        else _INFORMATION
+        if share >= thresholds.min_share
+        else _HINT
+    )
+    line, start = a.line, a.column
+    end = start + max(len(a.text), 1)
     return (
-        f'{{"range":{_range_json(a.line, a.column, a.column + max(len(a.text), 1))},'
-        f'"message":{_quote(text)},"severity":{_severity(top.share, thresholds)},'
+        f'{{"range":{{"start":{{"line":{line},"character":{start}}},'
+        f'"end":{{"line":{line},"character":{end}}}}},'
+        f'"message":{_quote(text)},"severity":{severity},'
         f'"source":{_SOURCE},"code":{_quote(top.kind)},'
         f'"data":{{"hotspots":[{spot_data}]}}{related}}}'
     )

@@ -12,6 +12,7 @@ Usage: .venv/bin/python benchmarks/lsp_latency.py
 from __future__ import annotations
 
 import asyncio
+import datetime
 import os
 import re
 import statistics
@@ -121,9 +122,10 @@ async def publish_latency(lines: int) -> tuple[float, float, int]:
     client.exit(None)
     await client.stop()
     for line in logs:
-        match = re.match(r"published (\d+) annotations ([\d.]+) ms .* at ([\d.]+)\)", line)
+        match = re.match(r"published (\d+) annotations ([\d.]+) ms .* result read at ([\d:. -]+)\)", line)
         if match and arrivals:
-            client_ms = 1000 * (arrivals[-1] - float(match.group(3)))
+            ended = datetime.datetime.fromisoformat(match.group(3)).timestamp()  # local time, as logged
+            client_ms = 1000 * (arrivals[-1] - ended)
             return float(match.group(2)), client_ms, int(match.group(1))
     raise RuntimeError("the server did not report its publish time: " + "\n".join(logs[-5:]))
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import datetime
 import gc
 import inspect
 import ipaddress
@@ -356,13 +357,13 @@ async def _run(ls: BottleneckServer, script: str, running: Running) -> dict[str,
                 future.add_done_callback(lambda f: job.stop() if f.cancelled() else None)
         doc = await job.run()
         runner_done = time.perf_counter()
-        runner_done_epoch = time.time()
+        runner_done_at = datetime.datetime.now().isoformat(sep=" ", timespec="microseconds")
         ls.state.last_script = script
         added = ls.replace_results(script, doc)
         ended = _summary(doc, added)
         ls.log(
             f"published {len(added)} annotations {1000 * (time.perf_counter() - runner_done):.1f} ms "
-            f"after the job ended (runner exited, result read at {runner_done_epoch:.6f})"
+            f"after the job ended (runner exited, result read at {runner_done_at})"
         )
         await ls.refresh_lenses()
         kind = types.MessageType.Info if doc["status"] == "ok" else types.MessageType.Error

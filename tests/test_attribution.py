@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from bottleneck_lsp import analysis
 from bottleneck_lsp.result import validate
+from bottleneck_lsp.runner.attribution import Attributor
+from bottleneck_lsp.runner.paths import FileClassifier
 from helpers import SCRIPTS, marker_line, run_job
 
 
@@ -75,3 +79,42 @@ def test_startup_is_kept_apart_from_the_script() -> None:
     assert part["warm"] is False
     # import torch happens before profiling: no line of the script holds it
     assert all(line["line"] != 1 for line in part["lines"])
+
+
+def _line_table(attributor: Attributor) -> dict[tuple[str, int, bool], tuple[int, int, dict[str, list[int]]]]:
+    return {key: (s.self_ns, s.count, s.ops) for key, s in attributor.lines.items()}
+
+
+def test_the_walks_shortcut_through_the_line_marker_changes_no_figure() -> None:
+    """The walk skips reading the frames of the marker's own C calls (``Attributor(marker=)``):
+    on one recorded profile, with and without the shortcut, every line's and op's figures
+    are the same."""
+    import torch
+
+    from bottleneck_lsp.runner.passes import make_line_marker
+
+    marker = make_line_marker(torch, 0, lambda: None)
+    model = torch.nn.Linear(32, 32)
+    x = torch.randn(16, 32)
+    with torch.autograd.profiler.profile(with_stack=True) as prof:
+        with marker:
+            for _ in range(5):
+                h = torch.tanh(model(x))
+                loss = (h @ h.T).sum() * 2
+                loss.backward()
+    roots = prof.kineto_results.experimental_event_tree()
+    files = FileClassifier([str(Path(__file__).parent)])
+    code = type(marker).__torch_function__.__code__
+    fast = Attributor(files, (code.co_filename, code.co_firstlineno))
+    fast.consume(roots)
+    plain = Attributor(files)
+    plain.consume(roots)
+    assert any(is_marker for _, is_marker in fast._callees.values()), "the marker was not recognised"
+    assert len(fast.lines) >= 3
+    assert _line_table(fast) == _line_table(plain)
+    assert {n: (o.count, o.self_ns) for n, o in fast.ops.items()} == {
+        n: (o.count, o.self_ns) for n, o in plain.ops.items()
+    }
+    assert (fast.event_count, fast.total_self_ns) == (plain.event_count, plain.total_self_ns)
+    windows = [[(a, b, s.file, s.line) for a, b, s in w._backward_windows] for w in (fast, plain)]
+    assert windows[0] and windows[0] == windows[1]

@@ -66,10 +66,13 @@ class OpStats:
 class Attributor:
     """Consumes an event tree; holds per-line and per-op totals."""
 
-    def __init__(self, files: FileClassifier) -> None:
+    def __init__(self, files: FileClassifier, marker: tuple[str, int] | None = None) -> None:
+        """``marker``: the line marker's ``__torch_function__`` (its file and first line),
+        whose call nodes the walk recognises (see ``_walk``)."""
         from torch._C._profiler import RecordScope, _EventType
 
         self.files = files
+        self.marker = marker
         # pybind enums come back as new objects: compare their integer values.
         self._py_call = int(_EventType.PyCall.value)
         self._py_ccall = int(_EventType.PyCCall.value)
@@ -84,6 +87,8 @@ class Attributor:
         self.total_self_ns = 0
         self.total_device_ns = 0
         self._frames: dict[tuple[str, int, bool], LineStats | None] = {}
+        # a Python call node's name -> (the callee's line record, whether it is the marker)
+        self._callees: dict[str, tuple[LineStats | None, bool]] = {}
         self._forward_seq: dict[int, LineStats] = {}
         self._backward_windows: list[tuple[int, int, LineStats]] = []
         self._correlation: dict[int, tuple[LineStats, str]] = {}
@@ -107,6 +112,23 @@ class Attributor:
                 self.lines[line_key] = stats
         self._frames[key] = stats
         return stats
+
+    def _callee(self, name: str, callee: Any) -> tuple[LineStats | None, bool]:
+        """What a Python call node's callee says, cached by the node's name (which torch
+        makes of the callee's file, first line and function: one binding call instead of
+        three)."""
+        key = (callee.file_name, callee.line_number, False)
+        inside = self._frames[key] if key in self._frames else self._context(callee, False)
+        is_marker = False
+        if self.marker is not None and callee.function_name == "__torch_function__":
+            file_name, first_line = self.marker
+            reported = callee.file_name
+            is_marker = callee.line_number == first_line and (
+                reported == file_name or file_name.endswith("/" + reported.lstrip("/"))
+            )
+        found = (inside, is_marker)
+        self._callees[name] = found
+        return found
 
     def _backward_context(self, start_ns: int) -> LineStats | None:
         """The ``.backward()`` line whose engine run covers this time (other threads)."""
@@ -145,6 +167,8 @@ class Attributor:
         torchscript = self._torchscript
         frames = self._frames
         context = self._context
+        callees = self._callees
+        callee_of = self._callee
         missing: Any = _MISSING
         events = 0
         total = 0
@@ -196,6 +220,7 @@ class Attributor:
                 continue
             if tag == py_ccall or tag == py_call:
                 child_ctx = ctx
+                is_marker = False
                 try:
                     fields = node.extra_fields
                     caller = fields.caller
@@ -205,10 +230,9 @@ class Attributor:
                     if here is not None:
                         child_ctx = here
                     if tag == py_call:
-                        callee = fields.callsite
-                        inside = frames.get((callee.file_name, callee.line_number, False), missing)
-                        if inside is missing:
-                            inside = context(callee, False)
+                        name = node.name
+                        known = callees.get(name)
+                        inside, is_marker = known if known is not None else callee_of(name, fields.callsite)
                         if inside is not None:
                             # Inside a user function: ops with no call node of their own
                             # belong to this function at a line the profiler cannot name.
@@ -220,6 +244,17 @@ class Attributor:
                     # torch 2.13 sometimes hands back garbled names for frames whose
                     # code objects are gone; such a node says nothing about lines.
                     self.garbled_frames += 1
+                if is_marker:
+                    # The marker calls the torch function from its own line: that C call's
+                    # node says nothing about lines (its caller is the marker), so its
+                    # children are taken directly, without reading its frame.
+                    for child in node.children:
+                        if child.tag.value == py_ccall:
+                            for grandchild in child.children:
+                                push((grandchild, child_ctx, parent_line, parent_name))
+                        else:
+                            push((child, child_ctx, parent_line, parent_name))
+                    continue
                 for child in node.children:
                     push((child, child_ctx, parent_line, parent_name))
                 continue

@@ -223,7 +223,11 @@ class AutogradPass:
     def finish(self) -> dict[str, Any]:
         begin = time.perf_counter()
         results = self.profiler.kineto_results
-        attributor = Attributor(self.files)
+        marker_site = None
+        if self.marker is not None:
+            code = type(self.marker).__torch_function__.__code__
+            marker_site = (code.co_filename, code.co_firstlineno)
+        attributor = Attributor(self.files, marker_site)
         attributor.consume(results.experimental_event_tree())
         device_events = 0
         if self.device is not None:

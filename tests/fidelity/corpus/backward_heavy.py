@@ -1,10 +1,12 @@
 import torch
 
-# Few, large operations: the profiler's fixed cost per operation (the backward line runs
-# four times as many as the forward lines) stays a negligible part of each one.
-w = torch.randn(1000, 1000, requires_grad=True)
-x = torch.randn(1000, 1000)
-for _ in range(16):
-    h = torch.cumprod(x * w, dim=1)
-    loss = h.sum()
+# Matrix products only (compute-bound), so that the shares do not move with memory traffic
+# or page faults: forward, one product on each of two lines; backward, four (the gradients
+# of both inputs of each product), all on the .backward() line.
+x = torch.randn(500, 500, requires_grad=True)
+w = torch.randn(500, 500, requires_grad=True)
+v = torch.randn(500, 500, requires_grad=True)
+for _ in range(20):
+    h = x @ w
+    loss = (h @ v).sum()
     loss.backward()  # PLANT:backward

@@ -168,25 +168,22 @@ def check(script: Path) -> Outcome:
             if doc["status"] != "ok":
                 outcome.notes.append(f"engine status {doc['status']}")
             runs.append({(f, ln): (share, exact) for f, ln, share, exact in reported_lines(doc, pass_name)})
+
+    def across_runs(key: tuple[str, int]) -> tuple[list[float], bool]:
+        """A line's reported share in each run (0 where absent), and whether it was exact in all."""
+        seen = [r.get(key, (0.0, True)) for r in runs]
+        return [share for share, _ in seen], all(exact for _, exact in seen)
+
     for p in outcome.planted:
         p.measured_runs = [t.get(p.label, 0.0) for t in truths]
-        p.reported_runs = [r.get((p.file, p.line), (0.0, True))[0] for r in runs]
+        p.reported_runs, p.exact = across_runs((p.file, p.line))
         p.measured_share = statistics.median(p.measured_runs)
         p.reported_share = statistics.median(p.reported_runs)
-        p.exact = all(r.get((p.file, p.line), (0.0, True))[1] for r in runs)
-    keys = {key for r in runs for key in r}
-    lines = sorted(
-        (
-            (
-                f,
-                ln,
-                statistics.median(r.get((f, ln), (0.0, True))[0] for r in runs),
-                all(r.get((f, ln), (0.0, True))[1] for r in runs),
-            )
-            for f, ln in keys
-        ),
-        key=lambda x: (-x[2], x[0], x[1]),
-    )
+    lines = []
+    for f, ln in {key for r in runs for key in r}:
+        shares, exact = across_runs((f, ln))
+        lines.append((f, ln, statistics.median(shares), exact))
+    lines.sort(key=lambda x: (-x[2], x[0], x[1]))
     outcome.reported_top = [(f, ln, share) for f, ln, share, _ in lines[:3]]
     if EXPECT_CALL_SITE in header:
         tops = [d["passes"][0]["lines"][0] if d["passes"][0].get("lines") else {} for d in docs]

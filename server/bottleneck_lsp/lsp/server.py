@@ -11,7 +11,6 @@ import asyncio
 import atexit
 import datetime
 import gc
-import inspect
 import ipaddress
 import json
 import logging
@@ -82,17 +81,12 @@ class State:
 class BottleneckProtocol(LanguageServerProtocol):
     """pygls' protocol, writing stdio messages from a thread (``writer.QueuedWriter``), so
     that a large publish never waits on the client's reading inside the event loop. Over TCP
-    pygls' asyncio transport already buffers without blocking."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._with_headers = True
-        self._pending_writes: set[asyncio.Future[Any]] = set()  # held until written
+    pygls' asyncio transport already buffers without blocking. Both writers are synchronous
+    (pygls' only asynchronous one is for WebSockets, which this server does not offer)."""
 
     def set_writer(self, writer: Any, include_headers: bool = True) -> None:
         if isinstance(writer, StdoutWriter):
             writer = QueuedWriter(writer)
-        self._with_headers = include_headers
         super().set_writer(writer, include_headers)
 
     def send_json_text(self, body: str) -> None:
@@ -102,17 +96,13 @@ class BottleneckProtocol(LanguageServerProtocol):
             log.error("no transport to send a message on")
             return
         data = body.encode(self.CHARSET)
-        if self._with_headers:
+        if self._include_headers:
             header = (
                 f"Content-Length: {len(data)}\r\n"
                 f"Content-Type: {self.CONTENT_TYPE}; charset={self.CHARSET}\r\n\r\n"
             )
             data = header.encode(self.CHARSET) + data
-        res = writer.write(data)
-        if inspect.isawaitable(res):  # an asynchronous transport's write
-            task = asyncio.ensure_future(res)
-            self._pending_writes.add(task)
-            task.add_done_callback(self._pending_writes.discard)
+        writer.write(data)
 
 
 class BottleneckServer(LanguageServer):

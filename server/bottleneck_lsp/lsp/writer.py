@@ -12,15 +12,12 @@ from __future__ import annotations
 import atexit
 import queue
 import threading
-from typing import Protocol
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pygls.io_ import Writer
 
 DRAIN_TIMEOUT_S = 10.0  # at exit: the longest wait for queued messages to be written
-
-
-class Writer(Protocol):
-    def write(self, data: bytes) -> None: ...
-
-    def close(self) -> None: ...
 
 
 class QueuedWriter:

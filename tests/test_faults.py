@@ -113,6 +113,20 @@ def test_workers_complete_are_reported_and_leave_no_orphans() -> None:
     assert leftovers.stdout == b""
 
 
+def test_forked_children_run_as_they_would_without_the_profiler() -> None:
+    # A pool worker that kept the runner's Python SIGTERM handler could miss a SIGTERM
+    # landing just before a blocking wait, and Pool.terminate() then hung joining it.
+    code, doc, _ = cli_json("--passes", "cprofile,cpu", str(SCRIPTS / "forks.py"))
+    assert code == 0
+    for part in doc["passes"]:
+        stdout = part["output_tail"]["stdout"]
+        assert "pool worker: sigterm default=True real _exit=True profile hook=False" in stdout
+        assert "forked child exit code: 3" in stdout  # and it left our results alone:
+        assert part["status"] == "ok" and part["exit_code"] == 0
+        assert part["child_processes"] == 2
+    assert top_line(doc)["line"] == marker_line("forks.py")
+
+
 def test_chdir_and_sys_path_and_argv_edits_keep_attribution() -> None:
     code, doc, _ = cli_json("--passes", "cprofile,cpu", str(SCRIPTS / "wanders.py"))
     assert code == 0

@@ -58,9 +58,15 @@ class _Run:
         self.profiler: Any = None
         self.files: FileClassifier | None = None
         self.done = False
+        self.pid = os.getpid()
+
+    def forked_child(self) -> bool:
+        """True in a child the script forked (``os.fork()``) that ran on to the end of the
+        script: it exits as plain Python's would, and the results are its parent's."""
+        return os.getpid() != self.pid
 
     def conclude(self) -> None:
-        if self.done:
+        if self.done or self.forked_child():
             return
         self.done = True
         # From here on a SIGTERM must not interrupt writing; the parent's SIGKILL
@@ -227,6 +233,8 @@ def main(argv: list[str] | None = None) -> int:
     except script.Terminated:
         run.part.update({"status": "terminated", "exit_code": None})
         run.conclude()
+    if run.forked_child():
+        return int(run.part.get("exit_code") or 0)
     return 0
 
 

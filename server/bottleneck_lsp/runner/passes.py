@@ -7,6 +7,7 @@ so a pass always reports what it measured up to that point.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from typing import Any
@@ -110,16 +111,19 @@ def make_line_marker(torch: Any, budget: int, on_budget: Callable[[], None]) -> 
     profiler could only name the enclosing function. Under this mode every torch
     call passes through ``__torch_function__``, whose call node records the caller's
     frame: the exact line of the operator. It also counts torch calls, and calls
-    ``on_budget`` once when ``budget`` (when positive) is reached.
+    ``on_budget`` once when ``budget`` (when positive) is reached, in this process only
+    (a forked worker inherits the mode; its calls are not this profile's).
     """
     from torch.overrides import TorchFunctionMode
+
+    owner = os.getpid()
 
     class LineMarker(TorchFunctionMode):
         calls = 0
 
         def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
             self.calls += 1
-            if self.calls == budget:
+            if self.calls == budget and os.getpid() == owner:
                 on_budget()
             return func(*args, **(kwargs or {}))
 

@@ -163,10 +163,19 @@ class Terminated(BaseException):
 def install_exit_hooks(pid: int, on_hard_exit: Callable[[int], None]) -> None:
     """Turn SIGTERM into ``Terminated`` and let ``os._exit`` save results first.
 
-    Both hooks act only in this process: forked workers inherit them and must exit
-    as they would have without us.
+    Both hooks act only in this process. A forked child (a ``multiprocessing`` pool's
+    or a DataLoader's worker) gets, at the fork itself, the process it would have had
+    without us: the SIGTERM handling from before, the real ``os._exit``, and no profile
+    hook (cProfile's or torch's Python tracer: only this process is profiled). A Python
+    signal handler runs between bytecodes only, so a SIGTERM that lands just before a
+    blocking call is never acted on: a pool worker about to wait on its task queue's lock
+    then waited forever, and so did ``Pool.terminate()`` joining it (seen in a CI run and
+    in about 1 of 200 pool shutdowns here, under the autograd pass, whose profile hook
+    runs between the check and the wait).
     """
     import signal
+
+    previous = signal.getsignal(signal.SIGTERM)
 
     def on_term(signum: int, frame: object) -> None:
         if os.getpid() == pid:
@@ -186,3 +195,12 @@ def install_exit_hooks(pid: int, on_hard_exit: Callable[[int], None]) -> None:
         real_exit(status)
 
     os._exit = hooked_exit  # type: ignore[assignment]
+
+    def in_forked_child() -> None:
+        if signal.getsignal(signal.SIGTERM) is on_term:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
+        if os._exit is hooked_exit:
+            os._exit = real_exit
+        sys.setprofile(None)
+
+    os.register_at_fork(after_in_child=in_forked_child)

@@ -222,23 +222,26 @@ def test_event_budget_bounds_the_recording_and_says_so() -> None:
     assert part["peak_rss_mb"] > 0
 
 
-def test_killing_the_cli_takes_its_runner_along() -> None:
+@pytest.mark.parametrize(("script", "processes"), [("forever.py", 1), ("forever_child.py", 2)])
+def test_killing_the_cli_takes_its_runner_along(script: str, processes: int) -> None:
+    # forever_child.py's worker is not a daemon: a runner that ended as the interpreter
+    # does would join it, forever, once its parent was gone.
     proc = subprocess.Popen(
-        [sys.executable, "-m", "bottleneck_lsp", "--passes", "cpu", str(SCRIPTS / "forever.py")],
+        [sys.executable, "-m", "bottleneck_lsp", "--passes", "cpu", str(SCRIPTS / script)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
     try:
         for _ in range(300):
-            if runner_pids("forever.py"):
+            if len(runner_pids(script)) >= processes:
                 break
             time.sleep(0.1)
-        assert runner_pids("forever.py")
+        assert len(runner_pids(script)) == processes  # the runner, and the script's worker
     finally:
         proc.kill()  # SIGKILL: the CLI cannot clean up; the runner must notice by itself
         proc.wait()
     for _ in range(300):
-        if not runner_pids("forever.py"):
+        if not runner_pids(script):
             break
         time.sleep(0.1)
-    assert runner_pids("forever.py") == []
+    assert runner_pids(script) == []

@@ -51,8 +51,9 @@ def _write(path: str, part: dict[str, Any]) -> None:
 class _Run:
     """One pass over the script; ``conclude`` runs exactly once however it ends."""
 
-    def __init__(self, ns: argparse.Namespace) -> None:
+    def __init__(self, ns: argparse.Namespace, parent: int) -> None:
         self.ns = ns
+        self.parent = parent
         self.started = time.perf_counter()
         self.part: dict[str, Any] = {"name": ns.pass_name, "status": "ok", "exit_code": 0}
         self.profiler: Any = None
@@ -124,7 +125,7 @@ class _Run:
         self.files = FileClassifier(roots, search_dirs=[*sys.path, os.getcwd()])
         self.children = script.ChildCounter()
         part = self.part
-        script.install_exit_hooks(os.getpid(), self.hard_exit)
+        script.install_exit_hooks(os.getpid(), self.hard_exit, lambda: _end_group_if_orphaned(self.parent))
         try:
             code = script.compile_script(script_path)
         except script.ScriptSyntaxError as exc:
@@ -206,28 +207,38 @@ def _no_cuda_reason(torch: Any) -> str:
     return f"torch {torch.__version__} has CUDA {torch.version.cuda} but no GPU is available"
 
 
-def _die_with_parent() -> None:
+def _die_with_parent() -> int:
     """Linux: get SIGTERM when the process that started us dies (a CLI killed with
-    SIGKILL, a crashed server), so that no runner outlives it. The SIGTERM handler
-    writes what was measured and exits."""
-    if not sys.platform.startswith("linux"):
-        return
+    SIGKILL, a crashed server), so that no runner outlives it (see
+    ``_end_group_if_orphaned``). Returns the parent's pid."""
     parent = os.getppid()
+    if not sys.platform.startswith("linux"):
+        return parent
     try:
         import ctypes
 
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(1, signal.SIGTERM, 0, 0, 0)  # PR_SET_PDEATHSIG
     except (OSError, AttributeError):
-        return
+        return parent
     if os.getppid() != parent:  # the parent died before prctl took effect
         os.kill(os.getpid(), signal.SIGTERM)
+    return parent
+
+
+def _end_group_if_orphaned(parent: int) -> None:
+    """When the CLI or server that started us is gone, nobody will read the results or
+    end what the script left running: the runner's process group (it leads one when they
+    start it) ends at once, the script's workers with it. Ending as the interpreter does
+    could wait forever: its exit joins workers that are not daemons."""
+    if os.getppid() != parent and os.getpgid(0) == os.getpid():
+        os.killpg(os.getpid(), signal.SIGKILL)
 
 
 def main(argv: list[str] | None = None) -> int:
     ns = _parse(sys.argv[1:] if argv is None else argv)
-    _die_with_parent()
-    run = _Run(ns)
+    parent = _die_with_parent()
+    run = _Run(ns, parent)
     try:
         run.run()
     except script.Terminated:
@@ -235,6 +246,7 @@ def main(argv: list[str] | None = None) -> int:
         run.conclude()
     if run.forked_child():
         return int(run.part.get("exit_code") or 0)
+    _end_group_if_orphaned(parent)  # a SIGTERM while the results were written was ignored
     return 0
 
 

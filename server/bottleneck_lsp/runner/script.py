@@ -160,8 +160,9 @@ class Terminated(BaseException):
     """Raised in the main thread when the runner is asked to stop (SIGTERM)."""
 
 
-def install_exit_hooks(pid: int, on_hard_exit: Callable[[int], None]) -> None:
-    """Turn SIGTERM into ``Terminated`` and let ``os._exit`` save results first.
+def install_exit_hooks(pid: int, on_hard_exit: Callable[[int], None], on_term: Callable[[], None]) -> None:
+    """Turn SIGTERM into ``Terminated`` (after calling ``on_term``) and let ``os._exit``
+    save results first.
 
     Both hooks act only in this process. A forked child (a ``multiprocessing`` pool's
     or a DataLoader's worker) gets, at the fork itself, the process it would have had
@@ -177,13 +178,14 @@ def install_exit_hooks(pid: int, on_hard_exit: Callable[[int], None]) -> None:
 
     previous = signal.getsignal(signal.SIGTERM)
 
-    def on_term(signum: int, frame: object) -> None:
+    def terminate(signum: int, frame: object) -> None:
         if os.getpid() == pid:
+            on_term()
             raise Terminated()
         signal.signal(signum, signal.SIG_DFL)
         os.kill(os.getpid(), signum)
 
-    signal.signal(signal.SIGTERM, on_term)
+    signal.signal(signal.SIGTERM, terminate)
     real_exit = os._exit
 
     def hooked_exit(status: int) -> None:
@@ -197,7 +199,7 @@ def install_exit_hooks(pid: int, on_hard_exit: Callable[[int], None]) -> None:
     os._exit = hooked_exit  # type: ignore[assignment]
 
     def in_forked_child() -> None:
-        if signal.getsignal(signal.SIGTERM) is on_term:
+        if signal.getsignal(signal.SIGTERM) is terminate:
             signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
         if os._exit is hooked_exit:
             os._exit = real_exit

@@ -121,7 +121,7 @@ def test_forked_children_run_as_they_would_without_the_profiler() -> None:
     for part in doc["passes"]:
         stdout = part["output_tail"]["stdout"]
         assert "pool worker: sigterm default=True real _exit=True profile hook=False" in stdout
-        assert "forked child exit code: 3" in stdout  # and it left our results alone:
+        assert "forked child exit code: 3" in stdout
         assert part["status"] == "ok" and part["exit_code"] == 0
         assert part["child_processes"] == 2
     assert top_line(doc)["line"] == marker_line("forks.py")

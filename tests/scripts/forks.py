@@ -1,6 +1,6 @@
 """Forked children run as they would without the profiler: a pool worker has the default
 SIGTERM, the real os._exit and no profile hook; a bare os.fork() child that runs on to
-the end of the script exits with its own status and writes no results over ours."""
+the end of the script exits with its own status."""
 
 import multiprocessing
 import os

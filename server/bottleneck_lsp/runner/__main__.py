@@ -125,7 +125,7 @@ class _Run:
         self.files = FileClassifier(roots, search_dirs=[*sys.path, os.getcwd()])
         self.children = script.ChildCounter()
         part = self.part
-        script.install_exit_hooks(os.getpid(), self.hard_exit, lambda: _end_group_if_orphaned(self.parent))
+        script.install_exit_hooks(self.hard_exit, lambda: _end_group_if_orphaned(self.parent))
         try:
             code = script.compile_script(script_path)
         except script.ScriptSyntaxError as exc:

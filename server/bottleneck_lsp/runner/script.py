@@ -160,13 +160,13 @@ class Terminated(BaseException):
     """Raised in the main thread when the runner is asked to stop (SIGTERM)."""
 
 
-def install_exit_hooks(pid: int, on_hard_exit: Callable[[int], None], on_term: Callable[[], None]) -> None:
+def install_exit_hooks(on_hard_exit: Callable[[int], None], on_term: Callable[[], None]) -> None:
     """Turn SIGTERM into ``Terminated`` (after calling ``on_term``) and let ``os._exit``
     save results first.
 
-    Both hooks act only in this process. A forked child (a ``multiprocessing`` pool's
-    or a DataLoader's worker) gets, at the fork itself, the process it would have had
-    without us: the SIGTERM handling from before, the real ``os._exit``, and no profile
+    Both hooks act only in this process: a forked child (a ``multiprocessing`` pool's
+    or a DataLoader's worker, a bare ``os.fork()``) gets, at the fork itself, the process
+    it would have had without us: the SIGTERM handling from before, the real ``os._exit``, and no profile
     hook (cProfile's or torch's Python tracer: only this process is profiled). A Python
     signal handler runs between bytecodes only, so a SIGTERM that lands just before a
     blocking call is never acted on: a pool worker about to wait on its task queue's lock
@@ -179,21 +179,17 @@ def install_exit_hooks(pid: int, on_hard_exit: Callable[[int], None], on_term: C
     previous = signal.getsignal(signal.SIGTERM)
 
     def terminate(signum: int, frame: object) -> None:
-        if os.getpid() == pid:
-            on_term()
-            raise Terminated()
-        signal.signal(signum, signal.SIG_DFL)
-        os.kill(os.getpid(), signum)
+        on_term()
+        raise Terminated()
 
     signal.signal(signal.SIGTERM, terminate)
     real_exit = os._exit
 
     def hooked_exit(status: int) -> None:
-        if os.getpid() == pid:
-            try:
-                on_hard_exit(status)
-            except BaseException:  # noqa: BLE001 - never block the exit
-                pass
+        try:
+            on_hard_exit(status)
+        except BaseException:  # noqa: BLE001 - never block the exit
+            pass
         real_exit(status)
 
     os._exit = hooked_exit  # type: ignore[assignment]

@@ -53,12 +53,13 @@ def test_cuda_pass_asked_for_without_cuda_is_skipped_with_the_reason() -> None:
 
     if torch.cuda.is_available():
         pytest.skip("this machine has CUDA")
-    doc = run_job("fn_call.py", passes=("cprofile", "cuda"))
-    cuda = analysis.pass_named(doc, "cuda")
-    assert cuda is not None and cuda["status"] == "skipped"
-    assert "without CUDA" in cuda["skip_reason"] or "no CUDA device" in cuda["skip_reason"]
+    doc = run_job("fn_call.py", passes=("cprofile", "timeline", "cuda"))
+    for name in ("timeline", "cuda"):
+        part = analysis.pass_named(doc, name)
+        assert part is not None and part["status"] == "skipped"
+        assert "without CUDA" in part["skip_reason"] or "no CUDA device" in part["skip_reason"]
     assert doc["verdict"] is None
-    # by default (no --passes) the CUDA pass is simply not run on such a machine
+    # by default (no --passes) the device passes are simply not run on such a machine
     auto = run_job("introspect.py")
     assert [p["name"] for p in auto["passes"]] == ["cprofile", "cpu"]
 

@@ -38,31 +38,15 @@ def _share(text: str) -> float:
 def add_profile_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("script", help="the Python script to profile")
     parser.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the script")
-    parser.add_argument(
-        "--format", choices=("text", "json"), default="text", help="report format (default: text)"
-    )
-    parser.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE instead of stdout")
-    parser.add_argument(
-        "--top",
-        type=int,
-        default=10,
-        metavar="N",
-        help="show at least the N hottest lines per kind (default: 10)",
-    )
-    parser.add_argument(
-        "--min-share",
-        type=_share,
-        default=0.05,
-        metavar="SHARE",
-        help="show every line at or above this share (default: 5%%)",
-    )
+    _add_output_arguments(parser)
     parser.add_argument(
         "--passes",
         type=_passes,
         default=None,
         metavar="LIST",
-        help="comma-separated passes among cprofile,cpu,cuda "
-        "(default: cprofile,cpu, and cuda when a GPU is available)",
+        help="comma-separated passes among " + ",".join(ALL_PASSES) + " (default: cprofile,cpu, and "
+        "timeline,cuda when a GPU is available; timeline records device activity only, for the "
+        "CPU/GPU verdict)",
     )
     parser.add_argument(
         "--python",
@@ -103,6 +87,13 @@ def add_profile_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="start each pass's interpreter only when the previous pass has ended (default: the "
         "pass after cprofile starts while cprofile runs, and waits, so its start-up overlaps)",
+    )
+    parser.add_argument(
+        "--save-raw",
+        metavar="DIR",
+        default=None,
+        help="also write each autograd pass's raw profiler events to DIR "
+        "(SCRIPT.PASS.raw.json.gz: attach it to a bug report; read it with `bottleneck-lsp replay`)",
     )
     parser.add_argument(
         "--no-exact-lines",
@@ -146,6 +137,7 @@ def run_profile(ns: argparse.Namespace) -> int:
         exact_lines=not ns.no_exact_lines,
         event_budget=ns.event_budget,
         prestart=not ns.no_prestart,
+        save_raw=ns.save_raw,
     )
     try:
         job = Job(spec, on_event=_Progress(sys.stderr))
@@ -157,6 +149,17 @@ def run_profile(ns: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print("bottleneck-lsp: interrupted", file=sys.stderr)
         return 130
+    for name in ALL_PASSES:
+        raw = job.raw_path(name)
+        if raw is not None and os.path.exists(raw):
+            print(f"bottleneck-lsp: raw recording of the {name} pass: {raw}", file=sys.stderr)
+    _emit(doc, ns)
+    code = doc.get("exit_code")
+    return code if isinstance(code, int) else 1
+
+
+def _emit(doc: dict[str, Any], ns: argparse.Namespace) -> None:
+    """The document as the chosen format, on stdout or in ``--output``."""
     thresholds = Thresholds(min_share=ns.min_share, top=ns.top)
     if ns.format == "json":
         text = json.dumps(doc, indent=1) + "\n"
@@ -168,8 +171,39 @@ def run_profile(ns: argparse.Namespace) -> int:
     else:
         sys.stdout.write(text)
         sys.stdout.flush()
-    code = doc.get("exit_code")
-    return code if isinstance(code, int) else 1
+
+
+def run_replay(ns: argparse.Namespace) -> int:
+    from .replay import RecordingError, replay
+
+    try:
+        doc = replay(ns.recording, ns.root)
+    except RecordingError as exc:
+        print(f"bottleneck-lsp: error: {exc}", file=sys.stderr)
+        return 2
+    _emit(doc, ns)
+    return 0
+
+
+def _add_output_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--format", choices=("text", "json"), default="text", help="report format (default: text)"
+    )
+    parser.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE instead of stdout")
+    parser.add_argument(
+        "--top",
+        type=int,
+        default=10,
+        metavar="N",
+        help="show at least the N hottest lines per kind (default: 10)",
+    )
+    parser.add_argument(
+        "--min-share",
+        type=_share,
+        default=0.05,
+        metavar="SHARE",
+        help="show every line at or above this share (default: 5%%)",
+    )
 
 
 def _profile_parser(prog: str) -> argparse.ArgumentParser:
@@ -196,11 +230,27 @@ def main(argv: list[str] | None = None) -> int:
         "--tcp", metavar="[HOST:]PORT", help="listen on TCP instead of stdio (host defaults to 127.0.0.1)"
     )
     serve.add_argument("--log-level", default="WARNING", help="server log level on stderr (default: WARNING)")
+    replay = sub.add_parser(
+        "replay",
+        help="report on a raw recording (profile --save-raw), without torch or a GPU",
+        description="Read a raw recording (gzip or not) written by `profile --save-raw`, run the same "
+        "attribution and analysis, and print that pass's report or the result document.",
+    )
+    replay.add_argument("recording", help="the raw recording (.raw.json or .raw.json.gz)")
+    replay.add_argument(
+        "--root",
+        metavar="DIR",
+        default=None,
+        help="where the recorded script's folder is on this machine (default: the recording's folder)",
+    )
+    _add_output_arguments(replay)
     ns = parser.parse_args(argv)
     if ns.command == "serve":
         from .lsp.server import serve as run_server
 
         return run_server(ns.tcp, ns.log_level)
+    if ns.command == "replay":
+        return run_replay(ns)
     return run_profile(ns)
 
 

@@ -23,7 +23,11 @@ from typing import Any
 from . import __version__, analysis
 from .result import SCHEMA_NAME, SCHEMA_VERSION
 
-ALL_PASSES = ("cprofile", "cpu", "cuda")
+ALL_PASSES = ("cprofile", "cpu", "timeline", "cuda")
+# Passes that need a CUDA device: left out when none is present (unless asked for).
+DEVICE_PASSES = ("timeline", "cuda")
+# Passes whose profiler events can be saved as a raw recording (--save-raw).
+RAW_PASSES = ("cpu", "timeline", "cuda")
 OUTPUT_TAIL_BYTES = 64 * 1024
 KILL_GRACE_S = 15.0  # time for the runner to process and write partial results
 _PACKAGE_DIR = Path(__file__).resolve().parent
@@ -45,6 +49,7 @@ class JobSpec:
     exact_lines: bool = True
     event_budget: int = 250_000  # torch calls recorded per autograd pass; 0: no bound
     prestart: bool = True  # start the pass after cprofile while cprofile runs (see _run)
+    save_raw: str | None = None  # a folder: each autograd pass writes its raw recording there
 
 
 @dataclass
@@ -121,6 +126,17 @@ def validate(spec: JobSpec) -> JobSpec:
         passes = tuple(p for p in ALL_PASSES if p in passes)
     if spec.timeout is not None and spec.timeout <= 0:
         raise JobError(f"Timeout must be positive, got {spec.timeout}")
+    save_raw = None
+    if spec.save_raw:
+        save_raw = os.path.abspath(os.path.join(cwd, spec.save_raw))
+        try:
+            os.makedirs(save_raw, exist_ok=True)
+        except OSError as exc:
+            raise JobError(
+                f"Cannot create the folder for raw recordings: {spec.save_raw} ({exc.strerror or exc})"
+            ) from None
+        if not os.access(save_raw, os.W_OK | os.X_OK):
+            raise JobError(f"The folder for raw recordings is not writable: {spec.save_raw}")
     return JobSpec(
         script=script,
         args=tuple(spec.args),
@@ -132,6 +148,7 @@ def validate(spec: JobSpec) -> JobSpec:
         exact_lines=spec.exact_lines,
         event_budget=max(spec.event_budget, 0),
         prestart=spec.prestart,
+        save_raw=save_raw,
     )
 
 
@@ -255,7 +272,7 @@ class Job:
         return doc
 
     def _may_prestart(self, name: str) -> bool:
-        return self.spec.prestart and not self._stopped and name != "cuda"
+        return self.spec.prestart and not self._stopped and name not in DEVICE_PASSES
 
     def _discard_waiting(self) -> None:
         """A runner started ahead of its turn that will not run: it has run nothing of the
@@ -282,7 +299,7 @@ class Job:
         env = doc["environment"]
         if name != "cprofile" and env is not None and env.get("torch") is None:
             return skipped(f"torch is not importable in {self.spec.python}: {env.get('torch_error')}")
-        if name == "cuda" and env is not None and env.get("torch") is not None:
+        if name in DEVICE_PASSES and env is not None and env.get("torch") is not None:
             torch_info = env["torch"]
             if not torch_info.get("cuda_available"):
                 reason = (
@@ -324,7 +341,17 @@ class Job:
             cmd += ["--event-budget", str(spec.event_budget)]
         if wait_fd is not None:
             cmd += ["--wait-fd", str(wait_fd)]
+        raw = self.raw_path(name)
+        if raw is not None:
+            cmd += ["--save-raw", raw]
         return [*cmd, "--", *spec.args]
+
+    def raw_path(self, name: str) -> str | None:
+        """Where the pass writes its raw recording (``--save-raw``), or None."""
+        if self.spec.save_raw is None or name not in RAW_PASSES:
+            return None
+        stem = os.path.splitext(os.path.basename(self.spec.script))[0]
+        return os.path.join(self.spec.save_raw, f"{stem}.{name}.raw.json.gz")
 
     def _environ(self, workdir: str) -> dict[str, str]:
         env = dict(os.environ)

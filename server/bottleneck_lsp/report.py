@@ -145,13 +145,59 @@ def autograd_lines(part: dict[str, Any] | None, mode: str) -> list[str]:
     if device:
         tail += f"; self device time total: {_ms(totals['self_device_us'] / 1e6)}"
     out.append(tail)
+    summary = part.get("device")
+    if device and summary:
+        kinds = summary["by_kind"]
+        out.append(
+            f"Device: {part.get('device_event_count', 0)} events ({kinds['kernel']['count']} kernels, "
+            f"{kinds['memcpy']['count']} memcpy, {kinds['memset']['count']} memset), busy "
+            f"{_ms(summary['busy_s'])} of {summary['wall_s']:.2f} s"
+            + (
+                f"; the CPU waited {_ms(summary['wait_s'])} on the device"
+                if summary.get("wait_s") is not None
+                else ""
+            )
+        )
+        for k in summary.get("top_kernels", [])[:5]:
+            out.append(
+                f"  {_ms(k['time_s']):>11} x{k['count']:<6} {_ascii(analysis.kernel_label(k['name']))}"
+            )
     unattr = part.get("unattributed") or {}
+    if device and unattr.get("self_device_us"):
+        out.append(
+            f"Device time not attributable to your files: {_ms(unattr['self_device_us'] / 1e6)} "
+            f"({unattr.get('device_share', 0.0) * 100:.1f}%)"
+        )
     if unattr.get("self_cpu_us"):
         out.append(
             f"Not attributable to your files: {_ms(unattr['self_cpu_us'] / 1e6)} "
             f"({unattr['cpu_share'] * 100:.1f}%), e.g. "
             + ", ".join(o["name"] for o in unattr.get("ops", [])[:3])
         )
+    return out
+
+
+def timeline_lines(part: dict[str, Any] | None) -> list[str]:
+    """The timeline pass: device activity alone, the run at nearly its own speed."""
+    if part is None:
+        return []
+    if part["status"] == "skipped":
+        return [*_section("device timeline (skipped)"), _status_line(part)]
+    out = [*_section("device timeline (kernels only, no Python stacks)"), _status_line(part)]
+    summary = part.get("device")
+    if not summary:
+        return out
+    out.append(
+        f"busy {_ms(summary['busy_s'])} of {summary['wall_s']:.2f} s; "
+        f"device work {_ms(summary['device_time_s'])}"
+        + (
+            f"; the CPU waited {_ms(summary['wait_s'])} on the device"
+            if summary.get("wait_s") is not None
+            else ""
+        )
+    )
+    for k in summary.get("top_kernels", [])[:5]:
+        out.append(f"  {_ms(k['time_s']):>11} x{k['count']:<6} {_ascii(analysis.kernel_label(k['name']))}")
     return out
 
 
@@ -162,6 +208,14 @@ def _describe(h: Hotspot) -> str:
         text = f"{h.share * 100:.1f}% of {label} ({h.count} samples, {_ms(h.time_s)})"
         if calls:
             text += f": calls {calls}"
+    elif h.kind == analysis.DEVICE:
+        kernels = ", ".join(f"{analysis.kernel_label(k['name'])} x{k['count']}" for k in h.kernels[:3])
+        ops = ", ".join(o["name"] for o in h.ops if o.get("self_device_us"))
+        text = f"{h.share * 100:.1f}% of {label}: {_ms(h.time_s)} in {h.count} kernels ({kernels})"
+        if ops:
+            text += f" launched by {ops}"
+    elif h.kind == analysis.WAIT:
+        text = f"the CPU waited {_ms(h.time_s)} here for the device ({h.share * 100:.1f}% of the CUDA pass)"
     else:
         ops = ", ".join(f"{o['name']} x{o['count']}" for o in h.ops[:3])
         text = f"{h.share * 100:.1f}% of {label}: {ops}, {_ms(h.time_s)}"
@@ -209,15 +263,30 @@ def error_lines(doc: dict[str, Any], cwd: str) -> list[str]:
     return out
 
 
+def verdict_sentence(v: dict[str, Any]) -> str:
+    """The verdict in one line of plain text (the CLI, the server's summary and hover)."""
+    text = (
+        f"{v['bound'].upper()}-bound: the device was busy {v['device_busy_fraction'] * 100:.0f}% "
+        f"of {v['wall_s']:.2f} s"
+    )
+    if v.get("module_loading_s"):
+        text += f" (one-time CUDA module loading, {v['module_loading_s']:.3f} s, set aside)"
+    if v.get("wait_s") is not None:
+        text += f"; the CPU waited {v['wait_s']:.3f} s on the device"
+    return text + "."
+
+
 def verdict_lines(doc: dict[str, Any]) -> list[str]:
     v = doc.get("verdict")
     if not v:
         return []
-    return [
-        *_section("CPU-bound or GPU-bound?"),
-        f"{v['bound'].upper()}-bound: the device was busy {v['device_busy_fraction'] * 100:.0f}% "
-        f"of {v['wall_s']:.2f} s (kernels {v['device_time_s']:.3f} s, CPU ops {v['cpu_op_time_s']:.3f} s).",
-    ]
+    out = [*_section("CPU-bound or GPU-bound?"), verdict_sentence(v)]
+    if "source" in v:
+        out.append(
+            f"Busy {v['busy_s']:.3f} s (the union of kernel and copy intervals; {v['device_time_s']:.3f} s "
+            f"of device work in all) against wall time, measured in {v['source']}."
+        )
+    return out
 
 
 def render(doc: dict[str, Any], thresholds: Thresholds | None = None, cwd: str | None = None) -> str:
@@ -228,6 +297,7 @@ def render(doc: dict[str, Any], thresholds: Thresholds | None = None, cwd: str |
     lines += environment_lines(doc)
     lines += cprofile_lines(analysis.pass_named(doc, "cprofile"), cwd)
     lines += autograd_lines(analysis.pass_named(doc, "cpu"), "CPU")
+    lines += timeline_lines(analysis.pass_named(doc, "timeline"))
     lines += autograd_lines(analysis.pass_named(doc, "cuda"), "CUDA")
     lines += verdict_lines(doc)
     lines += error_lines(doc, cwd)

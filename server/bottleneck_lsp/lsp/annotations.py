@@ -15,12 +15,12 @@ from typing import Any
 from lsprotocol import types
 from pygls import uris
 
-from .. import analysis
+from .. import analysis, report
 from ..analysis import Hotspot, Thresholds
 
 SOURCE = "bottleneck"
 ERROR_CODE = "script-error"
-SHORT = {analysis.CPU: "CPU", analysis.DEVICE: "device", analysis.PYTHON: "Python"}
+SHORT = {analysis.CPU: "CPU", analysis.DEVICE: "device", analysis.PYTHON: "Python", analysis.WAIT: "wait"}
 
 
 @dataclass(slots=True)
@@ -120,15 +120,29 @@ def _ops(spot: Hotspot, n: int = 3) -> str:
     return ", ".join([f"{o['name']} ×{o['count']}" for o in spot.ops[:n]])
 
 
-_UNIT = {analysis.PYTHON: "samples"}
+_UNIT = {analysis.PYTHON: "samples", analysis.DEVICE: "kernels"}
+
+
+def _kernels(spot: Hotspot, n: int = 3) -> str:
+    return ", ".join([f"{analysis.kernel_label(k['name'])} ×{k['count']}" for k in spot.kernels[:n]])
 
 
 def message(spot: Hotspot) -> str:
+    if spot.kind == analysis.WAIT:
+        return (
+            f"the CPU waited {_ms(spot.time_s)} here for the device ({spot.share * 100:.1f}% of the CUDA "
+            "pass's wall time): the GPU is behind at this line"
+        )
     text = (
         f"{spot.share * 100:.1f}% of {analysis.KIND_LABEL[spot.kind]} "
         f"({_ms(spot.time_s)}, {spot.count} {_UNIT.get(spot.kind, 'calls')})"
     )
-    if spot.ops:
+    if spot.kernels:
+        text += ": " + _kernels(spot)
+        launchers = [o["name"] for o in spot.ops if o.get("self_device_us")]
+        if launchers:
+            text += "; launched by " + ", ".join(launchers[:3])
+    elif spot.ops:
         text += ": " + _ops(spot)
     if spot.backward and spot.forward_lines:
         text += "; backward of line " + ", ".join([str(f["line"]) for f in spot.forward_lines[:3]])
@@ -236,8 +250,14 @@ def lens_title(a: Annotation) -> str:
         return f"tottime {f['tottime_s']:.2f} s · cumtime {f['cumtime_s']:.2f} s · {f['ncalls']} calls"
     parts = []
     for spot in a.hotspots:
+        if spot.kind == analysis.WAIT:
+            parts.append(f"waits {_ms(spot.time_s)} on the device")
+            continue
         piece = f"{spot.share * 100:.1f}% {SHORT[spot.kind]} · {_ms(spot.time_s)}"
-        if spot.ops:
+        if spot.kernels:
+            top_kernel = spot.kernels[0]
+            piece += f" · {analysis.kernel_label(top_kernel['name'])} ×{top_kernel['count']}"
+        elif spot.ops:
             top = spot.ops[0]
             piece += f" · {top['name']} ×{top['count']}"
         parts.append(piece)
@@ -269,12 +289,27 @@ def hover(annotations: list[Annotation], doc: dict[str, Any] | None) -> str:
                 f"cumtime {f['cumtime_s']:.3f} s ({f['share'] * 100:.1f}% of the cProfile pass)"
             )
         for s in a.hotspots:
+            if s.kind == analysis.WAIT:
+                notes.append(
+                    f"The CPU waited **{s.time_s * 1000:.1f} ms** here for the device "
+                    f"({s.share * 100:.1f}% of the {s.pass_name} pass's wall time)."
+                )
+                continue
             device = f"{s.time_s * 1000:.1f} ms" if s.kind == analysis.DEVICE else "-"
             cpu = f"{s.time_s * 1000:.1f} ms" if s.kind != analysis.DEVICE else "-"
             rows.append(
                 f"| {s.pass_name} | {SHORT[s.kind]} | {s.share * 100:.1f}% | {cpu} | {device} "
                 f"| {s.count} | {_ops(s, 5) or '-'} |"
             )
+            if s.kernels:
+                notes.append(
+                    "Device work launched here: "
+                    + ", ".join(
+                        f"`{analysis.kernel_label(k['name'])}` ×{k['count']} ({k['device_us'] / 1000:.1f} ms)"
+                        for k in s.kernels[:5]
+                    )
+                    + "."
+                )
             if s.backward and s.forward_lines:
                 links = ", ".join(
                     f"[line {f['line']}]({_uri(f['file'])}#L{f['line']})" for f in s.forward_lines[:5]
@@ -294,11 +329,11 @@ def hover(annotations: list[Annotation], doc: dict[str, Any] | None) -> str:
         out += ["", *notes]
     verdict = doc.get("verdict") if doc else None
     if verdict:
-        out += [
-            "",
-            f"**{verdict['bound'].upper()}-bound**: the GPU was busy "
-            f"{verdict['device_busy_fraction'] * 100:.0f}% of {verdict['wall_s']:.2f} s.",
-        ]
+        sentence = report.verdict_sentence(verdict)
+        bound, _, rest = sentence.partition(":")
+        out += ["", f"**{bound}**:{rest}"]
+        if verdict.get("pass"):
+            out.append(f"Measured in the {verdict['pass']} pass.")
     if doc:
         out += ["", f"Profiled {os.path.basename(doc['script'])} at {doc.get('created', '?')}."]
     return "\n".join(out)

@@ -31,7 +31,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 
 from .. import __version__, analysis, report
-from ..jobs import Job, JobError, JobEvent, JobSpec
+from ..jobs import ALL_PASSES, Job, JobError, JobEvent, JobSpec
 from . import annotations as notes
 from . import tracking
 from .settings import Settings, merge
@@ -285,6 +285,10 @@ def _summary(doc: dict[str, Any], added: list[notes.Annotation]) -> str:
             head += f" (exit code {doc['exit_code']})"
     else:
         head = f"{name}: done"
+    verdict = doc.get("verdict")
+    if verdict and verdict["bound"] == "gpu":
+        # The device is the limit: the line that keeps it busy comes first.
+        spots.sort(key=lambda h: h.kind != analysis.DEVICE)
     if spots:
         top = spots[0]
         head += (
@@ -293,13 +297,17 @@ def _summary(doc: dict[str, Any], added: list[notes.Annotation]) -> str:
         )
     else:
         head += "; no hot line in your files"
+    if verdict:
+        head += (
+            f"; {verdict['bound'].upper()}-bound (device busy {verdict['device_busy_fraction'] * 100:.0f}%)"
+        )
     return head
 
 
 async def _run(ls: BottleneckServer, script: str, running: Running) -> dict[str, Any]:
     job = running.job
     token = running.token
-    planned = list(job.spec.passes or ("cprofile", "cpu", "cuda"))
+    planned = list(job.spec.passes or ALL_PASSES)
 
     streamed = 0
 

@@ -18,7 +18,8 @@ from typing import Any
 from . import environment, script
 from .paths import FileClassifier
 
-PASSES = ("cprofile", "cpu", "cuda")
+PASSES = ("cprofile", "cpu", "timeline", "cuda")
+DEVICE_PASSES = ("timeline", "cuda")
 
 
 def _parse(argv: list[str]) -> argparse.Namespace:
@@ -32,6 +33,7 @@ def _parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--environment", action="store_true")
     parser.add_argument("--no-exact-lines", action="store_true")
     parser.add_argument("--event-budget", type=int, default=0)
+    parser.add_argument("--save-raw", default=None)
     parser.add_argument("--wait-fd", type=int, default=None)
     parser.add_argument("args", nargs=argparse.REMAINDER)
     ns = parser.parse_args(argv)
@@ -152,7 +154,7 @@ class _Run:
             self.conclude()
             return
         else:
-            if ns.pass_name == "cuda":
+            if ns.pass_name in DEVICE_PASSES:
                 if not torch.cuda.is_available():
                     part.update({"status": "skipped", "skip_reason": _no_cuda_reason(torch)})
                     self.conclude()
@@ -162,15 +164,20 @@ class _Run:
                 torch.zeros(1, device="cuda")
                 torch.cuda.synchronize()
                 part["startup"]["cuda_init_s"] = round(time.perf_counter() - begin, 6)
-            from .passes import AutogradPass
+            from .passes import AutogradPass, TimelinePass
 
-            self.profiler = AutogradPass(
-                ns.pass_name,
-                torch,
-                self.files,
-                exact_lines=not ns.no_exact_lines,
-                event_budget=ns.event_budget,
-            )
+            if ns.pass_name == "timeline":
+                self.profiler = TimelinePass(torch, self.files, save_raw=ns.save_raw, script=script_path)
+            else:
+                self.profiler = AutogradPass(
+                    ns.pass_name,
+                    torch,
+                    self.files,
+                    exact_lines=not ns.no_exact_lines,
+                    event_budget=ns.event_budget,
+                    save_raw=ns.save_raw,
+                    script=script_path,
+                )
         self.profiler.start()
         try:
             script.run_as_main(code, script_path)

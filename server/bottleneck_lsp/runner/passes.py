@@ -12,13 +12,16 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from . import callsites
+from . import callsites, device, recording
 from .attribution import TOP_LINKS, TOP_OPS, Attributor, LineStats
 from .callsites import position_fields, source_position
+from .device import Activity
 from .paths import FileClassifier, is_runner_file
 from .sampler import LineSampler
 
 TOP_FUNCTIONS = 30
+TOP_KERNELS = 5
+KERNEL_NAME_CHARS = 300
 
 
 def _us(ns: int) -> float:
@@ -163,13 +166,23 @@ class AutogradPass:
     """The autograd profiler with Python call stacks, attributed to lines on exit."""
 
     def __init__(
-        self, name: str, torch: Any, files: FileClassifier, exact_lines: bool, event_budget: int = 0
+        self,
+        name: str,
+        torch: Any,
+        files: FileClassifier,
+        exact_lines: bool,
+        event_budget: int = 0,
+        save_raw: str | None = None,
+        script: str = "",
     ) -> None:
         self.name = name
+        self.script = script  # named in a raw recording
         self.torch = torch
         self.files = files
         self.device = "cuda" if name == "cuda" else None
-        self.profiler = torch.autograd.profiler.profile(with_stack=True, use_device=self.device)
+        self.profiler = make_profiler(torch, with_stack=True, device=self.device)
+        self.save_raw = save_raw
+        self.raw_note = ""
         self.event_budget = event_budget
         self.marker = make_line_marker(torch, event_budget, self._budget_reached) if exact_lines else None
         self.script_calls = ScriptCallMarker(torch) if exact_lines else None
@@ -231,12 +244,18 @@ class AutogradPass:
         if self.marker is not None:
             code = type(self.marker).__torch_function__.__code__
             marker_site = (code.co_filename, code.co_firstlineno)
-        attributor = Attributor(self.files, marker_site)
-        attributor.consume(results.experimental_event_tree())
-        device_events = 0
+        tree = results.experimental_event_tree()
+        wall_ns = int(((self.recorded_until or self.stopped) - self.started) * 1e9)
+        if self.save_raw:
+            self._save_raw(tree, results, marker_site, wall_ns)
+        attributor = Attributor(self.files, marker_site, device=self.device is not None)
+        attributor.consume(tree)
+        activities = None
         if self.device is not None:
-            device_events = attributor.add_device_events(results.events())
-        out = _autograd_document(attributor)
+            activities, _runtime = device.from_kineto(results.events())
+        out = autograd_document(attributor, activities, wall_ns)
+        if self.raw_note:
+            out.setdefault("notes", []).append(self.raw_note)
         if self.budget_hit:
             out["event_budget"] = {
                 "torch_calls": self.event_budget,
@@ -251,7 +270,6 @@ class AutogradPass:
             {
                 "script_wall_s": round(self.stopped - self.started, 6),
                 "event_count": attributor.event_count,
-                "device_event_count": device_events,
                 "garbled_frames": attributor.garbled_frames,
                 "exact_lines": self.exact_lines,
                 "torch_calls": self.marker.calls if self.marker is not None else None,
@@ -259,6 +277,156 @@ class AutogradPass:
             }
         )
         return out
+
+    def _save_raw(self, tree: Any, results: Any, marker_site: tuple[str, int] | None, wall_ns: int) -> None:
+        assert self.save_raw is not None
+        try:
+            names: set[str] = set()
+            nodes, count = recording.dump_tree(tree, names)
+            events = recording.dump_events(results.events())
+            recording.write(
+                self.save_raw,
+                {
+                    **recording_header(self.torch, self.name, self.script, self.files, names, wall_ns),
+                    "exact_lines": self.exact_lines,
+                    "marker_site": list(marker_site) if marker_site else None,
+                    "profiler": profiler_description(self.device, with_stack=True),
+                    "tree_node_count": count,
+                    "tree": nodes,
+                    "events": events,
+                },
+            )
+            self.raw_note = f"raw recording written to {self.save_raw}"
+        except Exception as exc:  # noqa: BLE001 - the results still count
+            self.raw_note = f"raw recording not written: {type(exc).__name__}: {exc}"
+
+
+def _accepts(func: Any, name: str) -> bool:
+    import inspect
+
+    try:
+        return name in inspect.signature(func).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def make_profiler(torch: Any, with_stack: bool, device: str | None, cpu: bool = True) -> Any:
+    """torch's autograd profiler, by feature rather than version: with a device, CUPTI
+    kernel events need Kineto (``use_kineto=True``; its default, False, selects a GPU
+    fallback that records no kernel at all, measured on an H200 with torch 2.11)."""
+    profile = torch.autograd.profiler.profile
+    kwargs: dict[str, Any] = {"with_stack": with_stack}
+    if device is not None:
+        kwargs["use_device"] = device
+        if _accepts(profile, "use_kineto"):
+            kwargs["use_kineto"] = True
+        if not cpu and _accepts(profile, "use_cpu"):
+            kwargs["use_cpu"] = False
+    return profile(**kwargs)
+
+
+def profiler_description(device: str | None, with_stack: bool, cpu: bool = True) -> str:
+    args = [f"with_stack={with_stack}"]
+    if device is not None:
+        args += [f"use_device={device!r}", "use_kineto=True"]
+        if not cpu:
+            args.append("use_cpu=False")
+    return f"torch.autograd.profiler.profile({', '.join(args)})"
+
+
+def recording_header(
+    torch: Any, pass_name: str, script: str, files: FileClassifier, names: set[str], wall_ns: int
+) -> dict[str, Any]:
+    """``files.roots[0]`` is the script's folder; ``script`` is the script's path."""
+    """What a raw recording says about where it was made, and which of its file names
+    were the user's files (decided there, where the files were)."""
+    device_name = None
+    try:
+        if torch.cuda.is_available():
+            device_name = torch.cuda.get_device_name(0)
+    except Exception:  # noqa: BLE001 - a name is a nicety
+        pass
+    import platform
+    import sys
+
+    return {
+        "pass": pass_name,
+        "script": script,
+        "recorded_on": {
+            "torch": torch.__version__,
+            "cuda": getattr(torch.version, "cuda", None),
+            "device": device_name,
+            "python": platform.python_version(),
+            "platform": sys.platform,
+        },
+        "roots": files.roots,
+        "files": {name: files.resolve(name) for name in sorted(names)},
+        "script_wall_ns": wall_ns,
+    }
+
+
+class TimelinePass:
+    """Device activity only: no Python stacks, no CPU ops, no line marker. The script runs
+    at nearly its own speed, so the busy time it measures against wall time decides the
+    CPU/GPU verdict (a traced run inflates the CPU side)."""
+
+    name = "timeline"
+
+    def __init__(
+        self, torch: Any, files: FileClassifier, save_raw: str | None = None, script: str = ""
+    ) -> None:
+        self.torch = torch
+        self.script = script
+        self.files = files
+        self.profiler = make_profiler(torch, with_stack=False, device="cuda", cpu=False)
+        self.save_raw = save_raw
+        self.started = 0.0
+        self.stopped = 0.0
+        self.running = False
+
+    def start(self) -> None:
+        self.profiler.__enter__()
+        self.running = True
+        self.started = time.perf_counter()
+
+    def stop(self) -> None:
+        if not self.running:
+            return
+        self.running = False
+        try:
+            self.torch.cuda.synchronize()
+        except Exception:  # noqa: BLE001 - what was recorded still counts
+            pass
+        self.stopped = time.perf_counter()
+        self.profiler.__exit__(None, None, None)
+
+    def finish(self) -> dict[str, Any]:
+        begin = time.perf_counter()
+        events = list(self.profiler.kineto_results.events())
+        wall_ns = int((self.stopped - self.started) * 1e9)
+        notes = []
+        if self.save_raw:
+            try:
+                recording.write(
+                    self.save_raw,
+                    {
+                        **recording_header(self.torch, self.name, self.script, self.files, set(), wall_ns),
+                        "profiler": profiler_description("cuda", with_stack=False, cpu=False),
+                        "tree": [],
+                        "events": recording.dump_events(events),
+                    },
+                )
+                notes.append(f"raw recording written to {self.save_raw}")
+            except Exception as exc:  # noqa: BLE001 - the results still count
+                notes.append(f"raw recording not written: {type(exc).__name__}: {exc}")
+        activities, runtime = device.from_kineto(events)
+        return {
+            "script_wall_s": round(wall_ns / 1e9, 6),
+            "device": device.summarize(activities, wall_ns, runtime),
+            "device_event_count": sum(1 for a in activities if a.on_device),
+            "postprocess_s": round(time.perf_counter() - begin, 6),
+            "notes": notes,
+        }
 
 
 def _ops_list(ops: dict[str, list[int]], total_ns: int) -> list[dict[str, Any]]:
@@ -306,21 +474,60 @@ def _line_entry(a: Attributor, s: LineStats) -> dict[str, Any]:
     return entry
 
 
-def _autograd_document(a: Attributor) -> dict[str, Any]:
-    lines = [s for s in a.lines.values() if s.self_ns > 0 or s.device_ns > 0]
+def _kernels(kernels: dict[str, list[int]]) -> list[dict[str, Any]]:
+    ranked = sorted(kernels.items(), key=lambda kv: kv[1][0], reverse=True)[:TOP_KERNELS]
+    return [
+        {
+            "name": name[:KERNEL_NAME_CHARS],
+            "kind": device.kind_of(name),
+            "device_us": _us(v[0]),
+            "count": v[1],
+        }
+        for name, v in ranked
+    ]
+
+
+def _device_fields(a: Attributor, s: LineStats) -> dict[str, Any]:
+    return {
+        "device_count": s.device_count,
+        "kernels": _kernels(s.kernels),
+        "wait_us": _us(s.wait_ns),
+        "wait_share": _share(s.wait_ns, a.total_wait_ns),
+    }
+
+
+TOP_TABLE_OPS = 50
+
+
+def autograd_document(a: Attributor, activities: list[Activity] | None, wall_ns: int) -> dict[str, Any]:
+    """A walked profile as the pass's part of the result document. ``activities``: the
+    device events and runtime calls (the CUDA pass), charged here to the ops that
+    launched them; None for the CPU pass."""
+    with_device = activities is not None
+    summary = None
+    device_events = 0
+    if activities is not None:
+        device_events = a.add_device_events(activities)
+        summary = device.summarize(activities, wall_ns, runtime_recorded=True)
+    lines = [s for s in a.lines.values() if s.self_ns > 0 or s.device_ns > 0 or s.wait_ns > 0]
     lines.sort(key=lambda s: s.self_ns + s.device_ns, reverse=True)
     ops = sorted(a.ops.items(), key=lambda kv: kv[1].total_ns, reverse=True)
+    # Every op with device time stays in the table, so that its device column adds up.
+    table = ops[:TOP_TABLE_OPS] + [kv for kv in ops[TOP_TABLE_OPS:] if kv[1].device_ns > 0]
     un = a.unattributed
-    return {
+    out: dict[str, Any] = {
         "totals": {
             "self_cpu_us": _us(a.total_self_ns),
             "self_device_us": _us(a.total_device_ns),
         },
-        "lines": [_line_entry(a, s) for s in lines],
+        "lines": [
+            {**_line_entry(a, s), **_device_fields(a, s)} if with_device else _line_entry(a, s) for s in lines
+        ],
         "unattributed": {
             "self_cpu_us": _us(un.self_ns),
             "self_device_us": _us(un.device_ns),
             "cpu_share": _share(un.self_ns, a.total_self_ns),
+            "device_share": _share(un.device_ns, a.total_device_ns),
             "count": un.count,
             "ops": _ops_list(un.ops, un.self_ns),
         },
@@ -332,6 +539,12 @@ def _autograd_document(a: Attributor) -> dict[str, Any]:
                 "cpu_total_us": _us(o.total_ns),
                 "self_device_us": _us(o.device_ns),
             }
-            for name, o in ops[:50]
+            for name, o in table
         ],
     }
+    if summary is not None:
+        out["totals"]["wait_us"] = _us(a.total_wait_ns)
+        out["unattributed"].update(_device_fields(a, un))
+        out["device"] = summary
+        out["device_event_count"] = device_events
+    return out

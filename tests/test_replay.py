@@ -1,0 +1,238 @@
+"""The CUDA path without a GPU: raw recordings made on an NVIDIA H200 (torch 2.11.0+cu130,
+CUDA 13.0), replayed through the same attribution, analysis and presentation as a live
+run; and the recording itself, written by a live CPU pass and read back unchanged."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lsprotocol import types
+from pygls.protocol import default_converter
+
+from bottleneck_lsp import analysis, report
+from bottleneck_lsp.analysis import Thresholds
+from bottleneck_lsp.lsp import annotations
+from bottleneck_lsp.lsp.server import _summary
+from bottleneck_lsp.replay import RecordingError, replay
+from bottleneck_lsp.result import validate
+from bottleneck_lsp.runner.device import union_ns
+from helpers import SCRIPTS
+
+FIXTURES = Path(__file__).parent / "fixtures"
+GPU_BOUND = FIXTURES / "cuda_gpu_bound.raw.json.gz"
+CPU_BOUND = FIXTURES / "cuda_cpu_bound.raw.json.gz"
+
+
+CLI = os.path.join(os.path.dirname(sys.executable), "bottleneck-lsp")
+
+
+def cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([CLI, *args], capture_output=True, text=True, timeout=300)
+
+
+def replay_json(path: Path) -> dict[str, Any]:
+    """``bottleneck-lsp replay FILE --format json``, as a user runs it."""
+    done = cli("replay", str(path), "--format", "json")
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    doc: dict[str, Any] = json.loads(done.stdout)
+    assert validate(doc) == []
+    return doc
+
+
+def raw_device_total_us(path: Path) -> float:
+    """The recorded device time, summed straight from the recording (not through our code)."""
+    with gzip.open(path, "rt") as handle:
+        events = json.load(handle)["events"]
+    return sum(e["duration_ns"] for e in events if "CPU" not in e["device_type"]) / 1000.0
+
+
+def top_line(part: dict[str, Any], key: str) -> dict[str, Any]:
+    line: dict[str, Any] = max(part["lines"], key=lambda item: item[key])
+    return line
+
+
+def test_gpu_bound_recording_puts_the_matmul_line_first_and_reads_gpu_bound() -> None:
+    doc = replay_json(GPU_BOUND)
+    cuda = analysis.pass_named(doc, "cuda")
+    assert cuda is not None and cuda["status"] == "ok"
+    top = top_line(cuda, "device_share")
+    assert (Path(top["file"]).name, top["line"]) == ("cuda_gpu_bound.py", 9)
+    assert top["device_share"] >= 0.9
+    assert top["text"].startswith("y = x @ w")  # the local copy of the script was found
+    assert top["device_count"] == 40 and "gemm" in top["kernels"][0]["name"]
+    assert doc["verdict"]["bound"] == "gpu"
+    # The CPU waited on the device at torch.cuda.synchronize() (line 12), nowhere near as
+    # much anywhere else: that is where a GPU-bound script waits.
+    waits = {line["line"]: line["wait_us"] for line in cuda["lines"]}
+    assert max(waits, key=lambda k: waits[k]) == 12
+    assert waits[12] > 0.9 * cuda["totals"]["wait_us"]
+
+
+def test_cpu_bound_recording_puts_the_launch_loop_first_and_reads_cpu_bound() -> None:
+    doc = replay_json(CPU_BOUND)
+    cuda = analysis.pass_named(doc, "cuda")
+    assert cuda is not None
+    by_device = top_line(cuda, "device_share")
+    assert by_device["line"] == 5 and by_device["device_share"] >= 0.85
+    by_cpu = top_line(cuda, "cpu_share")
+    # 83.6% measured: line 7's single first reduction (aten::sum) took 14.6 ms of CPU time
+    # once, in that recording (see docs/raw-recording.md).
+    assert by_cpu["line"] == 5 and by_cpu["cpu_share"] >= 0.8
+    assert doc["verdict"]["bound"] == "cpu"
+    assert doc["verdict"]["device_busy_fraction"] < 0.2
+
+
+@pytest.mark.parametrize("path", [GPU_BOUND, CPU_BOUND], ids=["gpu_bound", "cpu_bound"])
+def test_device_table_adds_up_to_the_recorded_kernel_total(path: Path) -> None:
+    doc = replay(str(path))
+    cuda = analysis.pass_named(doc, "cuda")
+    assert cuda is not None
+    recorded = raw_device_total_us(path)
+    assert recorded > 0
+    table = sum(op["self_device_us"] for op in cuda["ops"])
+    assert abs(table - recorded) <= 0.01 * recorded
+    assert abs(cuda["totals"]["self_device_us"] - recorded) <= 0.01 * recorded
+    lines = sum(line["self_device_us"] for line in cuda["lines"]) + cuda["unattributed"]["self_device_us"]
+    assert abs(lines - recorded) <= 0.01 * recorded
+    summary = cuda["device"]
+    assert summary["busy_s"] <= summary["wall_s"]
+    assert summary["busy_s"] <= summary["device_time_s"] + 1e-6
+
+
+def test_replayed_text_report_names_the_device_line_first_and_the_verdict() -> None:
+    done = cli("replay", str(GPU_BOUND))
+    assert done.returncode == 0, done.stderr
+    text = done.stdout
+    text.encode("ascii")
+    assert "autograd profiler output (CUDA mode)" in text
+    assert "GPU-bound: the device was busy" in text and "measured in the CUDA pass (traced" in text
+    first = next(line for line in text.splitlines() if ": warning: " in line)
+    assert first.startswith(f"{FIXTURES / 'cuda_gpu_bound.py'}:9:") or ("cuda_gpu_bound.py:9:" in first)
+    assert "of device time" in first and "40 kernels" in first and "launched by aten::mm" in first
+    assert "the CPU waited" in text and "cuda_gpu_bound.py:12:" in text
+
+
+def test_editor_annotations_from_a_replayed_document_carry_device_figures_and_the_verdict() -> None:
+    doc = replay(str(GPU_BOUND))
+    items = annotations.build(doc, Thresholds())
+    by_line = {a.line + 1: a for a in items if a.hotspots}
+    hot = by_line[9]
+    text = annotations.diagnostic(hot, Thresholds())
+    assert text is not None
+    diag = default_converter().structure(json.loads(text), types.Diagnostic)
+    assert diag.code == analysis.DEVICE
+    assert diag.severity == types.DiagnosticSeverity.Warning
+    assert diag.message.startswith("99.")
+    assert "of device time" in diag.message and "40 kernels" in diag.message
+    assert "sm80_xmma_gemm" in diag.message and "launched by aten::mm" in diag.message
+    lens = annotations.lens_title(hot)
+    assert lens.startswith("99.") and "% device · 107 ms · sm80_xmma_gemm" in lens
+    hover = annotations.hover([hot], doc)
+    assert "| cuda | device | 99." in hover and "Device work launched here" in hover
+    assert "**GPU-bound**: the device was busy 55%" in hover and "Measured in the cuda pass." in hover
+    wait = by_line[12]
+    assert "waits 99 ms on the device" in annotations.lens_title(wait)
+    summary = _summary(doc, items)
+    assert "top line cuda_gpu_bound.py:9" in summary and "of device time" in summary
+    assert summary.endswith("GPU-bound (device busy 55%)")
+
+
+def test_a_timeline_recording_decides_the_verdict_untraced(tmp_path: Path) -> None:
+    """The timeline pass records device events only; its verdict is not marked traced.
+    (Events: the H200 recording's own, written as that pass writes them.)"""
+    with gzip.open(GPU_BOUND, "rt") as handle:
+        events = json.load(handle)["events"]
+    span = max(e["start_ns"] + e["duration_ns"] for e in events) - min(e["start_ns"] for e in events)
+    path = tmp_path / "cuda_gpu_bound.timeline.raw.json"
+    path.write_text(
+        json.dumps(
+            {
+                "format": "bottleneck-raw-recording/2",
+                "pass": "timeline",
+                "script": "/elsewhere/cuda_gpu_bound.py",
+                "roots": ["/elsewhere"],
+                "files": {},
+                "script_wall_ns": span,
+                "recorded_on": {"torch": "2.11.0+cu130", "device": "NVIDIA H200"},
+                "tree": [],
+                "events": events,
+            }
+        )
+    )
+    doc = replay_json(path)
+    assert doc["verdict"]["pass"] == "timeline" and doc["verdict"]["traced"] is False
+    assert doc["verdict"]["bound"] == "gpu"
+    text = cli("replay", str(path)).stdout
+    assert "device timeline (kernels only, no Python stacks)" in text
+    assert "measured in the timeline pass" in text
+
+
+def test_a_live_cpu_pass_recorded_and_replayed_gives_the_same_lines(tmp_path: Path) -> None:
+    script = SCRIPTS / "backward.py"
+    out = tmp_path / "live.json"
+    done = subprocess.run(
+        [CLI, "profile", "--passes", "cpu"]
+        + ["--save-raw", str(tmp_path / "raw"), "--format", "json", "-o", str(out), str(script)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    raw = tmp_path / "raw" / "backward.cpu.raw.json.gz"
+    assert f"raw recording of the cpu pass: {raw}" in done.stderr
+    assert raw.stat().st_mode & 0o077 == 0  # the user's own
+    live = json.loads(out.read_text())["passes"][0]
+    replayed = replay(str(raw))  # on this machine: the recorded root is found as it is
+    again = replayed["passes"][0]
+    assert again["totals"] == live["totals"]
+    assert [(x["file"], x["line"], x["self_cpu_us"], x["forward_lines"]) for x in again["lines"]] == [
+        (x["file"], x["line"], x["self_cpu_us"], x["forward_lines"]) for x in live["lines"]
+    ]
+    # Elsewhere (--root): the same lines under the other folder.
+    moved = replay(str(raw), root=str(tmp_path))
+    assert [Path(x["file"]).parent for x in moved["passes"][0]["lines"]] == [tmp_path] * len(live["lines"])
+    assert moved["script"] == str(tmp_path / "backward.py")
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        (b"not json at all", "is not JSON"),
+        (b'{"format": "something-else/1"}', "is not a raw recording"),
+        (b'{"format": "bottleneck-raw-recording/99", "tree": [], "events": []}', "version 99"),
+        (b'{"format": "bottleneck-raw-recording/2", "tree": {}, "events": []}', "'tree' is not a list"),
+        (gzip.compress(b'{"format": "bottleneck-raw-recording/2"')[:-6], "cannot read"),
+    ],
+    ids=["text", "other-format", "future-version", "bad-tree", "truncated-gzip"],
+)
+def test_bad_recordings_get_a_clear_message_and_exit_2(tmp_path: Path, content: bytes, expected: str) -> None:
+    path = tmp_path / "bad.raw.json"
+    path.write_bytes(content)
+    with pytest.raises(RecordingError, match=expected.replace("(", r"\(")):
+        replay(str(path))
+    done = cli("replay", str(path))
+    assert done.returncode == 2
+    assert done.stderr.startswith("bottleneck-lsp: error: ") and "Traceback" not in done.stderr
+    assert cli("replay", str(tmp_path / "missing.raw.json.gz")).returncode == 2
+
+
+def test_busy_time_is_the_union_of_intervals() -> None:
+    assert union_ns([]) == 0
+    assert union_ns([(0, 10), (5, 15), (20, 30)]) == 25
+    assert union_ns([(20, 30), (0, 100)]) == 100
+    assert union_ns([(0, 10), (10, 20)]) == 20
+
+
+def test_replayed_report_section_matches_the_live_renderer() -> None:
+    doc = replay(str(CPU_BOUND))
+    text = report.render(doc, Thresholds())
+    assert "CPU-bound: the device was busy" in text
+    assert "Device: 8003 events (8002 kernels, 1 memcpy, 0 memset)" in text

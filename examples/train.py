@@ -1,7 +1,7 @@
 """A small training loop with one expensive line, for `make demo`.
 
 Run it bare with `python examples/train.py --steps 50`; profile it with
-`bottleneck-lsp profile examples/train.py --steps 50`.
+`bottleneck-lsp profile examples/train.py --steps 50`. On a GPU: `--device cuda`.
 """
 
 import argparse
@@ -28,13 +28,14 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--steps", type=int, default=40)
     parser.add_argument("--width", type=int, default=512)
+    parser.add_argument("--device", default="cpu", help="cpu or cuda (default: cpu)")
     args = parser.parse_args()
 
     torch.manual_seed(0)
-    model = Model(args.width)
+    model = Model(args.width).to(args.device)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
-    inputs = torch.randn(256, 64)
-    targets = torch.randn(256, 1)
+    inputs = torch.randn(256, 64, device=args.device)
+    targets = torch.randn(256, 1, device=args.device)
     for step in range(args.steps):
         optimizer.zero_grad()
         loss = nn.functional.mse_loss(model(inputs), targets)

@@ -178,9 +178,21 @@ def test_a_timeline_recording_decides_the_verdict_untraced(tmp_path: Path) -> No
 def test_a_live_cpu_pass_recorded_and_replayed_gives_the_same_lines(tmp_path: Path) -> None:
     script = SCRIPTS / "backward.py"
     out = tmp_path / "live.json"
+    raw_dir = str(tmp_path / "raw")
     done = subprocess.run(
-        [CLI, "profile", "--passes", "cpu"]
-        + ["--save-raw", str(tmp_path / "raw"), "--format", "json", "-o", str(out), str(script)],
+        [
+            CLI,
+            "profile",
+            "--passes",
+            "cpu",
+            "--save-raw",
+            raw_dir,
+            "--format",
+            "json",
+            "-o",
+            str(out),
+            str(script),
+        ],
         capture_output=True,
         text=True,
         timeout=300,
@@ -236,3 +248,87 @@ def test_replayed_report_section_matches_the_live_renderer() -> None:
     text = report.render(doc, Thresholds())
     assert "CPU-bound: the device was busy" in text
     assert "Device: 8003 events (8002 kernels, 1 memcpy, 0 memset)" in text
+
+
+def _op(
+    name: str, start: int, end: int, seq: int, corr: int, tid: int, *children: dict[str, Any]
+) -> dict[str, Any]:
+    return {
+        "tag": "TorchOp",
+        "name": name,
+        "start_time_ns": start,
+        "end_time_ns": end,
+        "duration_time_ns": end - start,
+        "correlation_id": corr,
+        "start_tid": tid,
+        "extra_fields": {"sequence_number": seq, "correlation_id": corr, "scope": "FUNCTION"},
+        "children": list(children),
+    }
+
+
+def _ccall(name: str, line: int, start: int, end: int, *children: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "tag": "PyCCall",
+        "name": name,
+        "start_time_ns": start,
+        "end_time_ns": end,
+        "duration_time_ns": end - start,
+        "start_tid": 1,
+        "extra_fields": {
+            "caller": {"file_name": "train.py", "line_number": line, "function_name": "<module>"}
+        },
+        "children": list(children),
+    }
+
+
+def test_backward_kernels_go_to_the_backward_line_linked_to_their_forward_line(tmp_path: Path) -> None:
+    """The linking rule on a hand-made tree (the H200 recordings have no backward): a
+    kernel launched by an op inside a backward op on the autograd thread is charged to the
+    ``.backward()`` line and, through the backward op's sequence number, to the forward
+    line that created the graph node."""
+    (tmp_path / "train.py").write_text("import torch\n\ny = a @ b\n\ny.sum().backward()\n")
+    tree = [
+        _ccall("torch.mm", 3, 100, 900, _op("aten::mm", 200, 800, 7, 100, 1)),
+        _ccall("torch._C._EngineBase.run_backward", 5, 1000, 5000),
+        _op(
+            "autograd::engine::evaluate_function: MmBackward0",
+            1500,
+            2500,
+            7,
+            150,
+            2,
+            _op("aten::mm", 1600, 2400, -1, 200, 2),
+        ),
+    ]
+    kernel = {"device_type": "CUDA", "name": "void gemm_kernel<float>(float*)", "device_index": 0}
+    events = [
+        {**kernel, "linked_correlation_id": 100, "start_ns": 850, "duration_ns": 500_000},
+        {**kernel, "linked_correlation_id": 200, "start_ns": 2450, "duration_ns": 1_000_000},
+        {**kernel, "linked_correlation_id": 0, "start_ns": 4000, "duration_ns": 250_000},
+    ]
+    path = tmp_path / "train.cuda.raw.json"
+    path.write_text(
+        json.dumps(
+            {
+                "format": "bottleneck-raw-recording/2",
+                "pass": "cuda",
+                "script": str(tmp_path / "train.py"),
+                "roots": [str(tmp_path)],
+                "files": {"train.py": str(tmp_path / "train.py")},
+                "script_wall_ns": 10_000_000,
+                "tree": tree,
+                "events": events,
+            }
+        )
+    )
+    cuda = replay(str(path))["passes"][0]
+    lines = {line["line"]: line for line in cuda["lines"]}
+    assert lines[3]["self_device_us"] == 500.0 and not lines[3]["backward"]
+    backward = lines[5]
+    assert backward["backward"] and backward["self_device_us"] == 1000.0
+    assert backward["forward_lines"] == [
+        {"file": str(tmp_path / "train.py"), "line": 3, "backward_cpu_us": 1.0, "backward_device_us": 1000.0}
+    ]
+    assert cuda["unattributed"]["self_device_us"] == 250.0
+    assert cuda["unattributed"]["ops"][0]["name"] == "(device work outside any op)"
+    assert cuda["totals"]["self_device_us"] == 1750.0

@@ -258,3 +258,7 @@ def dropin_main(argv: list[str] | None = None) -> int:
     """``python -m bottleneck_lsp script.py [args]``."""
     parser = _profile_parser("python -m bottleneck_lsp")
     return run_profile(parser.parse_args(sys.argv[1:] if argv is None else argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -179,6 +179,14 @@ def _spot_json(spot: Hotspot) -> str:
     )
 
 
+def _link_message(link: dict[str, Any]) -> str:
+    text = f"forward line whose backward costs {link['backward_cpu_us'] / 1000:.1f} ms of CPU time"
+    device_us = link.get("backward_device_us") or 0.0
+    if device_us:
+        text += f" and {device_us / 1000:.1f} ms on the device"
+    return text + " here"
+
+
 def diagnostic(a: Annotation, thresholds: Thresholds) -> str | None:
     """An LSP Diagnostic as JSON text (compact, ASCII), ready to go into a message.
 
@@ -218,7 +226,7 @@ def diagnostic(a: Annotation, thresholds: Thresholds) -> str | None:
             [
                 {
                     "location": {"uri": _uri(f["file"]), "range": _range(f["line"] - 1, 0, 0)},
-                    "message": f"forward line whose backward costs {f['backward_cpu_us'] / 1000:.1f} ms here",
+                    "message": _link_message(f),
                 }
                 for spot in spots
                 for f in spot.forward_lines

@@ -159,6 +159,16 @@ class _Run:
                     part.update({"status": "skipped", "skip_reason": _no_cuda_reason(torch)})
                     self.conclude()
                     return
+                if not _records_kernels(torch):
+                    reason = (
+                        f"torch {torch.__version__} cannot record CUDA kernels here (its profiler "
+                        "lists no CUDA activity: built without CUPTI/Kineto)"
+                    )
+                    if ns.pass_name == "timeline":
+                        part.update({"status": "skipped", "skip_reason": reason})
+                        self.conclude()
+                        return
+                    part.setdefault("notes", []).append(reason + "; device time is not measured")
                 begin = time.perf_counter()
                 torch.cuda.init()
                 torch.zeros(1, device="cuda")
@@ -212,6 +222,17 @@ def _no_cuda_reason(torch: Any) -> str:
     if not getattr(torch.version, "cuda", None) and not getattr(torch.version, "hip", None):
         return f"torch {torch.__version__} was built without CUDA"
     return f"torch {torch.__version__} has CUDA {torch.version.cuda} but no GPU is available"
+
+
+def _records_kernels(torch: Any) -> bool:
+    """Whether this torch's profiler can record CUDA kernel events (CUPTI through Kineto):
+    a feature, not a version. Unknown (an API this torch lacks): assume it can."""
+    try:
+        from torch.profiler import ProfilerActivity
+
+        return ProfilerActivity.CUDA in torch.autograd._supported_activities()
+    except (ImportError, AttributeError):
+        return True
 
 
 def _die_with_parent() -> int:

@@ -66,6 +66,7 @@ class LineStats:
         "device_ns",
         "exact",
         "file",
+        "forward_device_links",
         "forward_links",
         "function",
         "kernels",
@@ -90,6 +91,7 @@ class LineStats:
         self.kernels: dict[str, list[int]] = {}  # device activity name -> [ns, count]
         self.backward = False
         self.forward_links: dict[int, int] = {}  # autograd sequence number -> ns
+        self.forward_device_links: dict[int, int] = {}  # the same, device time of backward kernels
         self.opaque: set[str] = set()  # compiled regions whose own lines are invisible
 
 
@@ -138,7 +140,10 @@ class Attributor:
         self._callees: dict[str, tuple[LineStats | None, bool]] = {}
         self._forward_seq: dict[int, LineStats] = {}
         self._backward_windows: list[tuple[int, int, LineStats]] = []
-        self._correlation: dict[int, tuple[LineStats, str]] = {}
+        # correlation id of an op -> (its line, its name, start, thread)
+        self._correlation: dict[int, tuple[LineStats, str, int, int]] = {}
+        # per thread: top-level backward ops as (start, end, sequence number), in order
+        self._backward_ops: dict[int, list[tuple[int, int, int]]] = {}
 
     # -- contexts -------------------------------------------------------------------
     def _context(self, frame: Any, exact: bool) -> LineStats | None:
@@ -252,7 +257,7 @@ class Attributor:
                     # it (the innermost op: aten::mm under aten::matmul).
                     corr = node.correlation_id
                     if corr:
-                        correlation[corr] = (target, name)
+                        correlation[corr] = (target, name, node.start_time_ns, node.start_tid)
                 if parent_line is not None:
                     parent_line.self_ns -= dur
                     parent_line.ops[parent_name][0] -= dur
@@ -268,6 +273,10 @@ class Attributor:
                         if name.startswith(BACKWARD_PREFIX):
                             target.backward = True
                             target.forward_links[seq] = target.forward_links.get(seq, 0) + dur
+                            if device:
+                                self._backward_ops.setdefault(node.start_tid, []).append(
+                                    (node.start_time_ns, node.end_time_ns, seq)
+                                )
                         elif seq not in self._forward_seq and ctx is not None:
                             self._forward_seq[seq] = ctx
                 for child in node.children:
@@ -331,6 +340,8 @@ class Attributor:
         ``NO_OP``. Returns the number of device events seen."""
         seen = 0
         correlation = self._correlation
+        for ops in self._backward_ops.values():
+            ops.sort()
         for a in activities:
             if not a.on_device:
                 continue
@@ -338,7 +349,15 @@ class Attributor:
             dur = a.duration_ns
             self.total_device_ns += dur
             owner = correlation.get(a.linked_correlation_id)
-            target, op_name = owner if owner is not None else (self.unattributed, NO_OP)
+            if owner is None:
+                target, op_name = self.unattributed, NO_OP
+            else:
+                target, op_name, start, tid = owner
+                if target.backward:
+                    seq = self._backward_seq(tid, start)
+                    if seq is not None:
+                        links = target.forward_device_links
+                        links[seq] = links.get(seq, 0) + dur
             target.device_ns += dur
             target.device_count += 1
             kernel = target.kernels.get(a.name)
@@ -357,6 +376,17 @@ class Attributor:
                 op = self.ops[op_name] = OpStats()
             op.device_ns += dur
         return seen
+
+    def _backward_seq(self, tid: int, start_ns: int) -> int | None:
+        """The sequence number of the top-level backward op that ran an op starting at
+        ``start_ns`` on thread ``tid`` (its kernels belong to that op's forward line)."""
+        ops = self._backward_ops.get(tid)
+        if not ops:
+            return None
+        i = bisect.bisect_right(ops, (start_ns, 1 << 62, 1 << 62)) - 1
+        if i >= 0 and ops[i][0] <= start_ns <= ops[i][1]:
+            return ops[i][2]
+        return None
 
     # -- output -------------------------------------------------------------------------
     def forward_line_of(self, seq: int) -> LineStats | None:

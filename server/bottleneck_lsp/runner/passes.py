@@ -180,7 +180,7 @@ class AutogradPass:
         self.torch = torch
         self.files = files
         self.device = "cuda" if name == "cuda" else None
-        self.profiler = make_profiler(torch, with_stack=True, device=self.device)
+        self.profiler, self.description = make_profiler(torch, with_stack=True, device=self.device)
         self.save_raw = save_raw
         self.raw_note = ""
         self.event_budget = event_budget
@@ -290,7 +290,7 @@ class AutogradPass:
                     **recording_header(self.torch, self.name, self.script, self.files, names, wall_ns),
                     "exact_lines": self.exact_lines,
                     "marker_site": list(marker_site) if marker_site else None,
-                    "profiler": profiler_description(self.device, with_stack=True),
+                    "profiler": self.description,
                     "tree_node_count": count,
                     "tree": nodes,
                     "events": events,
@@ -310,7 +310,7 @@ def _accepts(func: Any, name: str) -> bool:
         return False
 
 
-def make_profiler(torch: Any, with_stack: bool, device: str | None, cpu: bool = True) -> Any:
+def make_profiler(torch: Any, with_stack: bool, device: str | None, cpu: bool = True) -> tuple[Any, str]:
     """torch's autograd profiler, by feature rather than version: with a device, CUPTI
     kernel events need Kineto (``use_kineto=True``; its default, False, selects a GPU
     fallback that records no kernel at all, measured on an H200 with torch 2.11)."""
@@ -322,16 +322,8 @@ def make_profiler(torch: Any, with_stack: bool, device: str | None, cpu: bool = 
             kwargs["use_kineto"] = True
         if not cpu and _accepts(profile, "use_cpu"):
             kwargs["use_cpu"] = False
-    return profile(**kwargs)
-
-
-def profiler_description(device: str | None, with_stack: bool, cpu: bool = True) -> str:
-    args = [f"with_stack={with_stack}"]
-    if device is not None:
-        args += [f"use_device={device!r}", "use_kineto=True"]
-        if not cpu:
-            args.append("use_cpu=False")
-    return f"torch.autograd.profiler.profile({', '.join(args)})"
+    described = ", ".join(f"{k}={v!r}" for k, v in kwargs.items())
+    return profile(**kwargs), f"torch.autograd.profiler.profile({described})"
 
 
 def recording_header(
@@ -378,7 +370,7 @@ class TimelinePass:
         self.torch = torch
         self.script = script
         self.files = files
-        self.profiler = make_profiler(torch, with_stack=False, device="cuda", cpu=False)
+        self.profiler, self.description = make_profiler(torch, with_stack=False, device="cuda", cpu=False)
         self.save_raw = save_raw
         self.started = 0.0
         self.stopped = 0.0
@@ -411,7 +403,7 @@ class TimelinePass:
                     self.save_raw,
                     {
                         **recording_header(self.torch, self.name, self.script, self.files, set(), wall_ns),
-                        "profiler": profiler_description("cuda", with_stack=False, cpu=False),
+                        "profiler": self.description,
                         "tree": [],
                         "events": recording.dump_events(events),
                     },
@@ -461,15 +453,18 @@ def _line_entry(a: Attributor, s: LineStats) -> dict[str, Any]:
         "forward_lines": [],
         "opaque": sorted(s.opaque),
     }
-    if s.forward_links:
-        by_line: dict[tuple[str, int], int] = {}
-        for seq, ns in s.forward_links.items():
-            fwd = a.forward_line_of(seq)
-            if fwd is not None:
-                by_line[(fwd.file, fwd.line)] = by_line.get((fwd.file, fwd.line), 0) + ns
-        ranked = sorted(by_line.items(), key=lambda kv: kv[1], reverse=True)[:TOP_LINKS]
+    if s.forward_links or s.forward_device_links:
+        by_line: dict[tuple[str, int], list[int]] = {}
+        for links, slot in ((s.forward_links, 0), (s.forward_device_links, 1)):
+            for seq, ns in links.items():
+                fwd = a.forward_line_of(seq)
+                if fwd is not None:
+                    acc = by_line.setdefault((fwd.file, fwd.line), [0, 0])
+                    acc[slot] += ns
+        ranked = sorted(by_line.items(), key=lambda kv: kv[1][0] + kv[1][1], reverse=True)[:TOP_LINKS]
         entry["forward_lines"] = [
-            {"file": f, "line": ln, "backward_cpu_us": _us(ns)} for (f, ln), ns in ranked
+            {"file": f, "line": ln, "backward_cpu_us": _us(ns[0]), "backward_device_us": _us(ns[1])}
+            for (f, ln), ns in ranked
         ]
     return entry
 

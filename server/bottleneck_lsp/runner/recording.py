@@ -109,10 +109,17 @@ def dump_tree(roots: Iterable[Any], file_names: set[str]) -> tuple[list[dict[str
     return out, count
 
 
+def _event_name(event: Any) -> str:
+    try:
+        return str(event.name())
+    except UnicodeDecodeError:
+        return "<garbled>"
+
+
 def dump_events(events: Iterable[Any]) -> list[dict[str, Any]]:
     return [
         {
-            "name": e.name(),
+            "name": _event_name(e),
             "device_type": _tag_name(e.device_type()),
             "correlation_id": e.correlation_id(),
             "linked_correlation_id": e.linked_correlation_id(),

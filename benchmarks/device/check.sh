@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# The CUDA pass on real hardware, in one short run (see docs/raw-recording.md, "On a GPU").
+# Run from the repository root on a machine with an NVIDIA GPU and torch with CUDA:
+#   OUT=/some/folder bash benchmarks/device/check.sh
+# Needs only python3 with torch (the CLI's profile path imports no pygls). For each script it
+# writes the text report, the JSON result, the raw recordings (--save-raw) and bare timings to
+# $OUT. Nothing is edited afterwards: commit what it proves, as it came.
+set -uo pipefail
+OUT=${OUT:?set OUT to a folder for the results}
+PY=${PYTHON:-python3}
+export PYTHONPATH="$PWD/server${PYTHONPATH:+:$PYTHONPATH}"
+mkdir -p "$OUT/raw"
+{
+    "$PY" -c 'import sys, torch; print("python", sys.version.split()[0]); print("torch", torch.__version__, "cuda", torch.version.cuda); print("device", torch.cuda.get_device_name(0) if torch.cuda.is_available() else None)'
+    nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null || true
+} > "$OUT/machine.txt" 2>&1
+
+run() {  # name, script, args...
+    local name=$1; shift
+    local begin end
+    begin=$(date +%s.%N)
+    "$PY" "$@" > "$OUT/$name.bare.out" 2>&1
+    end=$(date +%s.%N)
+    echo "$name bare_s $(echo "$end - $begin" | bc)" >> "$OUT/timings.txt"
+    begin=$(date +%s.%N)
+    timeout 300 "$PY" -m bottleneck_lsp --format json -o "$OUT/$name.result.json" \
+        --save-raw "$OUT/raw" "$@" > /dev/null 2> "$OUT/$name.profile.err"
+    echo "$name profile_rc $? profile_s $(echo "$(date +%s.%N) - $begin" | bc)" >> "$OUT/timings.txt"
+    "$PY" -m bottleneck_lsp.cli replay "$OUT/raw/$(basename "${1%.py}").cuda.raw.json.gz" \
+        > "$OUT/$name.cuda-replay.txt" 2>&1 || true
+    "$PY" - "$OUT/$name.result.json" > "$OUT/$name.report.txt" 2>&1 <<'PYEOF'
+import json, sys
+from bottleneck_lsp import report
+print(report.render(json.load(open(sys.argv[1]))))
+PYEOF
+}
+
+run gpu_bound tests/fixtures/cuda_gpu_bound.py
+run cpu_bound tests/fixtures/cuda_cpu_bound.py
+run train_cuda examples/train.py --device ${TRAIN_DEVICE:-cuda} --steps 10 --width 2048
+gzip -9 -f "$OUT"/*.result.json
+ls -la "$OUT" "$OUT/raw" >> "$OUT/timings.txt"
+cat "$OUT/timings.txt"

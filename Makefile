@@ -82,6 +82,7 @@ fidelity: $(STAMP)
 	$(PY) tests/fidelity/checker.py
 
 bench: $(STAMP)
+	$(PY) benchmarks/sampler.py
 	$(PY) benchmarks/engine.py
 	$(PY) benchmarks/lsp_latency.py
 

@@ -20,17 +20,20 @@ async def test_profile_marks_the_hot_line_with_diagnostic_lens_and_hover(client:
     result = await execute(client, "bottleneck.profile", {"uri": uri_of("fn_call.py")})
     assert result["status"] == "ok", result
     diag = hot_diagnostic(client, "fn_call.py")
-    assert diag.source == "bottleneck" and diag.code == "cpu-op-time"
+    # One diagnostic per line, ranked by wall time (the sample pass), with the other columns
+    assert diag.source == "bottleneck" and diag.code == "wall-time"
     assert diag.severity == types.DiagnosticSeverity.Warning
-    assert "% of CPU time" in diag.message and "aten::tanh" in diag.message
-    assert diag.data["hotspots"][0]["share"] > 0.5
+    assert diag.message.split(" ", 4)[1:4] == ["of", "wall", "time"]
+    assert "% of op CPU time" in diag.message and "aten::tanh" in diag.message
+    assert diag.data["row"]["share"] > 0.5 and diag.data["row"]["rankedBy"] == "wall-time"
+    assert diag.data["row"]["columns"]["cpu-op-time"]["share"] > 0.5
 
     lenses = await client.text_document_code_lens_async(
         types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri_of("fn_call.py")))
     )
     hot = marker_line("fn_call.py") - 1
     titles = [lens.command.title for lens in lenses or [] if lens.range.start.line == hot and lens.command]
-    assert titles and "% CPU" in titles[0] and "aten::tanh" in titles[0]
+    assert titles and "% wall · " in titles[0] and "aten::tanh" in titles[0] and "op CPU" in titles[0]
 
     hover = await client.text_document_hover_async(
         types.HoverParams(
@@ -40,7 +43,8 @@ async def test_profile_marks_the_hot_line_with_diagnostic_lens_and_hover(client:
     )
     assert hover is not None
     value = hover.contents.value  # type: ignore[union-attr]
-    assert "| pass | kind | share |" in value and "aten::tanh" in value
+    assert "| column | share | time | share of |" in value and "| wall (ranked by) |" in value
+    assert "| op CPU |" in value and "aten::tanh" in value
 
     tokens = list(client.progress_reports)
     assert tokens, "no work-done progress"
@@ -50,6 +54,14 @@ async def test_profile_marks_the_hot_line_with_diagnostic_lens_and_hover(client:
     assert isinstance(reports[-1], types.WorkDoneProgressEnd) and "top line fn_call.py" in (
         reports[-1].message or ""
     )
+    # Progressive: the sample pass's hot lines were published before the other passes ran
+    interim = [
+        r.message
+        for r in reports[1:-1]
+        if isinstance(r, types.WorkDoneProgressReport) and "top line fn_call.py:5 " in (r.message or "")
+    ]
+    assert interim and "of wall time" in interim[0], reports
+    assert any("annotations after the sample pass" in m.message for m in client.log_messages)
     refreshes = client.lens_refreshes  # type: ignore[attr-defined]
     if client.caps_name == "neovim":  # type: ignore[attr-defined]
         assert refreshes == 0  # never sent to a client without refresh support
@@ -60,7 +72,7 @@ async def test_profile_marks_the_hot_line_with_diagnostic_lens_and_hover(client:
 async def test_helper_hotspot_published_on_the_helper_uri(client: LanguageClient) -> None:
     await execute(client, "bottleneck.profile", {"uri": uri_of("uses_helper.py")})
     diag = hot_diagnostic(client, "helper_mod.py")
-    assert "% of CPU time" in diag.message
+    assert "% of wall time" in diag.message and "% of op CPU time" in diag.message
 
 
 async def test_backward_hotspot_links_its_forward_line(client: LanguageClient) -> None:

@@ -4,14 +4,16 @@ edit tracking and settings: pure functions, no process started."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from lsprotocol import types
 from pygls.protocol import default_converter
 
-from bottleneck_lsp import analysis, report
+from bottleneck_lsp import analysis, report, wording
 from bottleneck_lsp.analysis import Thresholds
 from bottleneck_lsp.lsp import annotations, tracking
+from bottleneck_lsp.lsp.server import _summary
 from bottleneck_lsp.lsp.settings import Settings, merge
 from bottleneck_lsp.result import load, validate
 
@@ -31,55 +33,110 @@ def test_recorded_result_is_valid_and_a_bad_one_is_refused(tmp_path: Path) -> No
     try:
         load(path)
     except ValueError as exc:
-        assert "this tool reads 1" in str(exc)
+        assert "this tool reads 2" in str(exc)
     else:
         raise AssertionError("a version 99 document was accepted")
 
 
-def test_hotspots_respect_thresholds_and_rank_by_share() -> None:
+def test_one_row_per_line_ranked_by_wall_time_with_every_column() -> None:
     doc = recorded()
-    spots = analysis.hotspots(doc, Thresholds(min_share=0.05, top=3))
-    shares = [h.share for h in spots]
+    rows = analysis.all_rows(doc)
+    keys = [r.key for r in rows]
+    assert len(keys) == len(set(keys))  # one row per line
+    assert all(r.kind == analysis.WALL for r in rows)
+    shares = [r.share for r in rows]
     assert shares == sorted(shares, reverse=True)
-    for kind in (analysis.CPU, analysis.PYTHON):
-        of_kind = [h for h in spots if h.kind == kind]
-        assert all(h.share >= 0.05 for h in of_kind[3:])
-    strict = analysis.hotspots(doc, Thresholds(min_share=1.0, top=1))
-    assert len([h for h in strict if h.kind == analysis.CPU]) == 1
-    assert analysis.verdict(doc) is None  # no CUDA pass in this recording
+    top = rows[0]
+    assert (top.line, top.text) == (42, "loss.backward()")  # the backward line, then the planted matmul
+    assert rows[1].line == 23 and rows[1].text.startswith("h = torch.tanh(h @ self.mixer)")
+    assert set(top.cells) >= {analysis.WALL, analysis.PYTHON, analysis.CPU}
+    assert top.backward and {f["line"] for f in top.forward_lines} >= {23}
+    # each column's shares are of one denominator, and add up to at most 1
+    for kind in (analysis.WALL, analysis.CPU):
+        assert sum(r.cells[kind].share for r in rows if kind in r.cells) <= 1.0 + 1e-6
+    assert analysis.verdict(doc) is None  # no GPU in this recording
 
 
-def test_text_report_sections_and_compiler_lines() -> None:
+def test_thresholds_choose_the_rows_shown() -> None:
+    doc = recorded()
+    assert len(analysis.hotspots(doc, Thresholds(min_share=1.0, top=1))) == 1
+    some = analysis.hotspots(doc, Thresholds(min_share=0.05, top=0))
+    assert some and all(r.share >= 0.05 for r in some)
+    many = analysis.hotspots(doc, Thresholds(min_share=1.0, top=5))
+    assert [r.key for r in many] == [r.key for r in analysis.all_rows(doc)[:5]]
+
+
+def test_without_the_sample_pass_rows_are_ranked_by_op_cpu_time() -> None:
+    doc = recorded()
+    doc["passes"] = [p for p in doc["passes"] if p["name"] != "sample"]
+    rows = analysis.hotspots(doc, Thresholds())
+    assert rows and all(r.kind == analysis.CPU for r in rows)
+    assert rows[0].line == 42 and analysis.WALL not in rows[0].cells
+
+
+def test_text_report_sections_and_one_compiler_line_per_line() -> None:
     text = report.render(recorded(), cwd="/")
     text.encode("ascii")
     assert (
         text.index("Environment Summary")
+        < text.index("Sampled time per line")
         < text.index("cProfile output")
         < text.index("autograd profiler output (CPU mode)")
+        < text.index("Hotspots by source line")
     )
     assert "CUDA mode" not in text
-    assert any(": warning: " in line and "% of CPU time" in line for line in text.splitlines())
+    assert "start-up, not charged to lines: import torch" in text and "torch's compiler stack" in text
+    compiler = [line for line in text.splitlines() if re.match(r"\S+:\d+:\d+: (warning|note): ", line)]
+    assert (
+        compiler[0].startswith("work/main/examples/train.py:42:9: warning: ")
+        or ":42:9: warning: " in compiler[0]
+    )
+    assert "% of wall time" in compiler[0] and "% of op CPU time" in compiler[0]
+    assert "backward of line 23" in compiler[0]
+    where = [line.split(": ", 1)[0] for line in compiler]
+    assert len(where) == len(set(where))  # one per line
+    table = text[text.index("Hotspots by source line") :]
+    assert "  wall  Python  op CPU" in table and "Ranked by wall time" in table
+    assert "wall: the main thread's sampled wall time (sample pass)" in table
 
 
 def test_annotations_one_diagnostic_per_line_with_lens_and_hover() -> None:
     doc = recorded()
     items = annotations.build(doc, Thresholds())
-    keys = [(a.uri, a.line) for a in items if a.hotspots]
+    keys = [(a.uri, a.line) for a in items if a.row]
     assert len(keys) == len(set(keys))
-    hot = max((a for a in items if a.hotspots), key=lambda a: a.hotspots[0].share)
+    hot = next(a for a in items if a.row)
+    assert hot.row is not None and hot.line == 41  # 0-based: line 42, the first row
     text = annotations.diagnostic(hot, Thresholds())
     assert text is not None and text.isascii()
     diag = json.loads(text)
     assert diag["source"] == "bottleneck"
     assert diag["range"]["start"]["line"] == hot.line
-    assert diag["data"]["hotspots"][0]["share"] == hot.hotspots[0].share
+    assert diag["data"]["row"]["share"] == hot.row.share
+    assert diag["data"]["row"]["columns"]["cpu-op-time"]["share"] == hot.row.cells[analysis.CPU].share
     # what a client's LSP library makes of it: a valid Diagnostic with the same message
     typed = default_converter().structure(diag, types.Diagnostic)
-    assert typed.message.split("\n")[0] == annotations.message(hot.hotspots[0])
-    assert typed.code == hot.hotspots[0].kind
+    assert typed.message == annotations.message(hot.row) == wording.message(hot.row)
+    assert typed.code == analysis.WALL
+    assert typed.related_information and typed.related_information[0].location.range.start.line in (
+        20,
+        22,
+        40,
+    )
     lens = annotations.code_lens(hot)
-    assert lens is not None and lens.command is not None and "%" in lens.command.title
-    assert "| pass | kind |" in annotations.hover([hot], doc)
+    assert lens is not None and lens.command is not None
+    assert re.match(r"\d+\.\d% wall · \d+ ms · aten::mm ×330 · op CPU \d+%$", lens.command.title)
+    hover = annotations.hover([hot], doc)
+    assert "| wall (ranked by) |" in hover and "| op CPU |" in hover and "Ops from this line" in hover
+    # the server's summary names the same first line
+    summary = _summary(doc, items)
+    assert "top line train.py:42" in summary and "% of wall time" in summary
+
+
+def test_lenses_and_diagnostics_only_above_the_thresholds() -> None:
+    doc = recorded()
+    few = annotations.build(doc, Thresholds(min_share=0.3, top=1))
+    assert [a.line + 1 for a in few if a.row] == [42, 23]  # >= 30%, or the top 1
 
 
 def _change(

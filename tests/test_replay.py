@@ -116,47 +116,52 @@ def test_replayed_text_report_names_the_device_line_first_and_the_verdict() -> N
     assert "GPU-bound: the device was busy" in text and "measured in the CUDA pass (traced" in text
     first = next(line for line in text.splitlines() if ": warning: " in line)
     assert first.startswith(f"{FIXTURES / 'cuda_gpu_bound.py'}:9:") or ("cuda_gpu_bound.py:9:" in first)
-    assert "of device time" in first and "40 kernels" in first and "launched by aten::mm" in first
-    assert "the CPU waited" in text and "cuda_gpu_bound.py:12:" in text
+    assert "99.8% of device time (107 ms, 40 kernels)" in first and "launched by aten::mm" in first
+    assert "cuda_gpu_bound.py:12:1: warning: the CPU waited 99 ms here on the device" in text
 
 
 def test_editor_annotations_from_a_replayed_document_carry_device_figures_and_the_verdict() -> None:
     doc = replay(str(GPU_BOUND))
     items = annotations.build(doc, Thresholds())
-    by_line = {a.line + 1: a for a in items if a.hotspots}
+    by_line = {a.line + 1: a for a in items if a.row}
+    assert next(a for a in items if a.row).line + 1 == 9  # GPU-bound: ranked by device time
     hot = by_line[9]
     text = annotations.diagnostic(hot, Thresholds())
     assert text is not None
     diag = default_converter().structure(json.loads(text), types.Diagnostic)
     assert diag.code == analysis.DEVICE
     assert diag.severity == types.DiagnosticSeverity.Warning
-    assert diag.message.startswith("99.")
-    assert "of device time" in diag.message and "40 kernels" in diag.message
-    assert "sm80_xmma_gemm" in diag.message and "launched by aten::mm" in diag.message
+    assert diag.message.startswith("99.8% of device time (107 ms, 40 kernels): sm80_xmma_gemm")
+    assert "launched by aten::mm" in diag.message and "; 65.3% of op CPU time" in diag.message
     lens = annotations.lens_title(hot)
-    assert lens.startswith("99.") and "% device · 107 ms · sm80_xmma_gemm" in lens
+    assert lens.startswith("99.8% device · 107 ms · sm80_xmma_gemm") and lens.endswith("op CPU 65%")
     hover = annotations.hover([hot], doc)
-    assert "| cuda | device | 99." in hover and "Device work launched here" in hover
+    assert "| device (ranked by) | 99.8% | 107.0 ms |" in hover and "Device work launched here" in hover
     assert "**GPU-bound**: the device was busy 55%" in hover and "Measured in the cuda pass." in hover
-    wait = by_line[12]
-    assert "waits 99 ms on the device" in annotations.lens_title(wait)
+    wait = by_line[12]  # no device time of its own, but the CPU waits there
+    assert annotations.lens_title(wait) == "waits 99 ms on the device"
+    wait_diag = annotations.diagnostic(wait, Thresholds())
+    assert (
+        wait_diag is not None
+        and "the CPU waited 99 ms here on the device" in json.loads(wait_diag)["message"]
+    )
     summary = _summary(doc, items)
     assert "top line cuda_gpu_bound.py:9" in summary and "of device time" in summary
     assert summary.endswith("GPU-bound (device busy 55%)")
 
 
-def test_a_timeline_recording_decides_the_verdict_untraced(tmp_path: Path) -> None:
-    """The timeline pass records device events only; its verdict is not marked traced.
+def test_a_sample_pass_recording_decides_the_verdict_untraced(tmp_path: Path) -> None:
+    """On a GPU the sample pass records device events only; its verdict is not marked traced.
     (Events: the H200 recording's own, written as that pass writes them.)"""
     with gzip.open(GPU_BOUND, "rt") as handle:
         events = json.load(handle)["events"]
     span = max(e["start_ns"] + e["duration_ns"] for e in events) - min(e["start_ns"] for e in events)
-    path = tmp_path / "cuda_gpu_bound.timeline.raw.json"
+    path = tmp_path / "cuda_gpu_bound.sample.raw.json"
     path.write_text(
         json.dumps(
             {
                 "format": "bottleneck-raw-recording/2",
-                "pass": "timeline",
+                "pass": "sample",
                 "script": "/elsewhere/cuda_gpu_bound.py",
                 "roots": ["/elsewhere"],
                 "files": {},
@@ -168,11 +173,11 @@ def test_a_timeline_recording_decides_the_verdict_untraced(tmp_path: Path) -> No
         )
     )
     doc = replay_json(path)
-    assert doc["verdict"]["pass"] == "timeline" and doc["verdict"]["traced"] is False
+    assert doc["verdict"]["pass"] == "sample" and doc["verdict"]["traced"] is False
     assert doc["verdict"]["bound"] == "gpu"
     text = cli("replay", str(path)).stdout
-    assert "device timeline (kernels only, no Python stacks)" in text
-    assert "measured in the timeline pass" in text
+    assert "Sampled time per line (sample pass" in text and "device: busy 107.2 ms of 0.22 s" in text
+    assert "measured in the sample pass" in text
 
 
 def test_a_live_cpu_pass_recorded_and_replayed_gives_the_same_lines(tmp_path: Path) -> None:

@@ -53,15 +53,16 @@ def test_cuda_pass_asked_for_without_cuda_is_skipped_with_the_reason() -> None:
 
     if torch.cuda.is_available():
         pytest.skip("this machine has CUDA")
-    doc = run_job("fn_call.py", passes=("cprofile", "timeline", "cuda"))
-    for name in ("timeline", "cuda"):
-        part = analysis.pass_named(doc, name)
-        assert part is not None and part["status"] == "skipped"
-        assert "without CUDA" in part["skip_reason"] or "no CUDA device" in part["skip_reason"]
+    doc = run_job("fn_call.py", passes=("sample", "cuda"))
+    cuda = analysis.pass_named(doc, "cuda")
+    assert cuda is not None and cuda["status"] == "skipped"
+    assert "without CUDA" in cuda["skip_reason"] or "no CUDA device" in cuda["skip_reason"]
+    sample = analysis.pass_named(doc, "sample")
+    assert sample is not None and sample["status"] == "ok" and "device" not in sample  # lines only
     assert doc["verdict"] is None
     # by default (no --passes) the device passes are simply not run on such a machine
     auto = run_job("introspect.py")
-    assert [p["name"] for p in auto["passes"]] == ["cprofile", "cpu"]
+    assert [p["name"] for p in auto["passes"]] == ["sample", "cprofile", "cpu"]
 
 
 def test_without_torch_cprofile_still_runs_and_autograd_is_skipped() -> None:

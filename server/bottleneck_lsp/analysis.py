@@ -1,6 +1,12 @@
-"""Pure functions over a result document: hotspots, severity, the CPU/GPU verdict.
+"""Pure functions over a result document: one row per source line, the CPU/GPU verdict.
 
-Nothing here runs code or touches the disk; the CLI and the server present its output.
+Every pass measures something different about a line; ``hotspots`` joins them into one
+row per line, each column with one stated denominator, and ranks the rows by one column:
+device time when the run is GPU-bound, else wall time (the sample pass), else what was
+measured. Everything the user sees reads this one ranking: the CLI's hotspot list and
+compiler-style lines, the diagnostics, lenses and hovers, the server's summary.
+
+Nothing here runs code or touches the disk.
 """
 
 from __future__ import annotations
@@ -8,17 +14,29 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-# Kinds of hotspot, as diagnostic codes.
-CPU = "cpu-op-time"
-DEVICE = "device-time"
-PYTHON = "python-time"
-WAIT = "device-wait"
+# Columns, also the diagnostics' codes (the ranking column's).
+WALL = "wall-time"  # sample pass: main-thread wall time at the line
+PYTHON = "python-time"  # sample pass: of which running Python (not in a C call)
+CPU = "cpu-op-time"  # cpu pass: torch ops' self CPU time
+DEVICE = "device-time"  # cuda pass: kernels, copies
+WAIT = "device-wait"  # cuda pass: the CPU blocked on the device
 
+COLUMNS = (WALL, PYTHON, CPU, DEVICE, WAIT)
 KIND_LABEL = {
-    CPU: "CPU time",
-    DEVICE: "device time",
+    WALL: "wall time",
     PYTHON: "Python time",
+    CPU: "op CPU time",
+    DEVICE: "device time",
     WAIT: "wall time waiting on the device",
+}
+SHORT = {WALL: "wall", PYTHON: "Python", CPU: "op CPU", DEVICE: "device", WAIT: "wait"}
+# What each column's share is a share of: stated once, shown with the report.
+DENOMINATOR = {
+    WALL: "the main thread's sampled wall time (sample pass)",
+    PYTHON: "the same sampled wall time: the part spent running Python, not in a C call",
+    CPU: "all torch ops' self CPU time (cpu pass)",
+    DEVICE: "all device time: kernels, memcpy, memset (cuda pass)",
+    WAIT: "the cuda pass's wall time",
 }
 
 
@@ -27,14 +45,24 @@ class Thresholds:
     """Which lines are hotspots, and how loud each is. Shares are fractions (0.1 = 10%)."""
 
     min_share: float = 0.05  # a line at or above this share is always shown
-    top: int = 10  # the top N lines per kind are shown even under min_share
+    top: int = 10  # the top N lines are shown even under min_share
     warning_share: float = 0.20  # at or above: warning; below: information
 
 
 @dataclass(slots=True)
+class Cell:
+    """One column of one line: its time and its share of the column's denominator."""
+
+    time_s: float
+    share: float
+
+
+@dataclass(slots=True)
 class Hotspot:
+    """One source line, all columns. ``kind``, ``share`` and ``time_s`` are the ranking
+    column's; ``cells`` holds every column measured for the line."""
+
     kind: str
-    pass_name: str
     file: str
     line: int
     column: int
@@ -43,18 +71,27 @@ class Hotspot:
     exact: bool
     share: float
     time_s: float
-    count: int
+    cells: dict[str, Cell] = field(default_factory=dict)
+    count: int = 0  # top-level torch ops called from the line (an autograd pass)
     ops: list[dict[str, Any]] = field(default_factory=list)
     backward: bool = False
     forward_lines: list[dict[str, Any]] = field(default_factory=list)
-    callee: str = ""
     opaque: list[str] = field(default_factory=list)  # compiled regions run from this line
     kernels: list[dict[str, Any]] = field(default_factory=list)  # device work launched here
-    wait_s: float = 0.0  # the CPU blocked on the device here (CUDA pass)
+    device_count: int = 0
+    calls: list[dict[str, Any]] = field(default_factory=list)  # cProfile: calls made from the line
 
     @property
     def key(self) -> tuple[str, int]:
         return (self.file, self.line)
+
+
+def loudness(row: Hotspot) -> float:
+    """The share a row's mark is as loud as: its ranking column's, or for a line marked for
+    another column (where the CPU waits on the device) that column's."""
+    if row.kind in row.cells:
+        return row.share
+    return max((c.share for c in row.cells.values()), default=0.0)
 
 
 def severity(share: float, thresholds: Thresholds) -> str:
@@ -69,15 +106,6 @@ def pass_named(doc: dict[str, Any], name: str) -> dict[str, Any] | None:
     return None
 
 
-def _select(items: list[Hotspot], thresholds: Thresholds) -> list[Hotspot]:
-    items = sorted(items, key=lambda h: h.share, reverse=True)
-    return [
-        h
-        for rank, h in enumerate(items)
-        if h.share > 0 and (h.share >= thresholds.min_share or rank < thresholds.top)
-    ]
-
-
 def kernel_label(name: str) -> str:
     """A device activity's name, short enough for a lens: no ``void``, template arguments
     or parameters, no namespace (``vectorized_elementwise_kernel``, ``Memcpy DtoH``)."""
@@ -89,99 +117,183 @@ def kernel_label(name: str) -> str:
     return text if len(text) <= 48 else text[:45] + "..."
 
 
-def _line_hotspots(part: dict[str, Any], kind: str) -> list[Hotspot]:
-    out = []
-    device = kind == DEVICE
-    wait = kind == WAIT
-    wall = float(part.get("script_wall_s") or 0.0)
-    for line in part.get("lines", []):
-        if wait:
-            time_us = line.get("wait_us", 0.0)
-            share = min(time_us / 1e6 / wall, 1.0) if wall > 0 else 0.0
-        elif device:
-            share, time_us = line.get("device_share", 0.0), line.get("self_device_us", 0.0)
-        else:
-            share, time_us = line["cpu_share"], line["self_cpu_us"]
-        if time_us <= 0:
-            continue
-        out.append(
-            Hotspot(
-                kind=kind,
-                pass_name=part["name"],
-                file=line["file"],
-                line=line["line"],
-                column=line.get("column", 1),
-                text=line.get("text", ""),
-                function=line.get("function", ""),
-                exact=line.get("exact", True),
-                share=share,
-                time_s=time_us / 1e6,
-                count=line.get("device_count", 0) if device else line.get("count", 0),
-                ops=line.get("ops", []),
-                backward=line.get("backward", False),
-                forward_lines=line.get("forward_lines", []),
-                opaque=line.get("opaque", []),
-                kernels=line.get("kernels", []) if device else [],
-                wait_s=line.get("wait_us", 0.0) / 1e6,
+def _usable(part: dict[str, Any] | None) -> bool:
+    return part is not None and part.get("status") not in ("skipped", "crashed")
+
+
+MIN_TICKS = 20  # fewer looks than this (a script of a few ms): wall time is too coarse to rank by
+
+
+def ranking_kind(doc: dict[str, Any]) -> str | None:
+    """The column rows are ranked by: device time when GPU-bound, else wall time (when the
+    sampler looked at least ``MIN_TICKS`` times), else whatever was measured (op CPU time,
+    device time, then wall time however coarse)."""
+    sample, cpu, cuda = (pass_named(doc, n) for n in ("sample", "cpu", "cuda"))
+    verdict = doc.get("verdict")
+    has_device = _usable(cuda) and cuda is not None and cuda.get("totals", {}).get("self_device_us", 0) > 0
+    if verdict and verdict.get("bound") == "gpu" and has_device:
+        return DEVICE
+    samples = (sample.get("samples") or {}) if _usable(sample) and sample is not None else {}
+    if samples.get("lines") and samples.get("ticks", 0) >= MIN_TICKS:
+        return WALL
+    if _usable(cpu) and cpu is not None and cpu.get("lines"):
+        return CPU
+    if has_device:
+        return DEVICE
+    if _usable(cuda) and cuda is not None and cuda.get("lines"):
+        return CPU
+    if samples.get("lines"):
+        return WALL
+    return None
+
+
+class _Rows:
+    def __init__(self) -> None:
+        self.rows: dict[tuple[str, int], Hotspot] = {}
+
+    def get(self, entry: dict[str, Any]) -> Hotspot:
+        key = (entry["file"], entry["line"])
+        row = self.rows.get(key)
+        if row is None:
+            row = self.rows[key] = Hotspot(
+                kind="",
+                file=entry["file"],
+                line=entry["line"],
+                column=entry.get("column", 1),
+                text=entry.get("text", ""),
+                function=entry.get("function", ""),
+                exact=entry.get("exact", True),
+                share=0.0,
+                time_s=0.0,
             )
-        )
-    return out
+        elif not row.text and entry.get("text"):
+            row.text, row.column = entry["text"], entry.get("column", 1)
+        return row
 
 
-def _python_hotspots(part: dict[str, Any]) -> list[Hotspot]:
-    """Python time per line, from the cProfile pass's line sampler.
-
-    The calls cProfile saw made from the same line are listed as its "ops". Without
-    samples (an older document, or no SIGPROF on the platform) nothing is reported here:
-    cProfile alone cannot name lines.
-    """
+def _add_sampled(rows: _Rows, part: dict[str, Any]) -> None:
     samples = part.get("samples") or {}
-    callees: dict[tuple[str, int], list[dict[str, Any]]] = {}
+    total = float(samples.get("wall_s") or 0.0)
+    for entry in samples.get("lines", []):
+        row = rows.get(entry)
+        row.cells[WALL] = Cell(entry["wall_s"], entry["wall_share"])
+        python = float(entry.get("python_s", 0.0))
+        row.cells[PYTHON] = Cell(python, round(python / total, 6) if total > 0 else 0.0)
+
+
+def _add_ops(rows: _Rows, part: dict[str, Any], with_cpu: bool) -> None:
+    wall = float(part.get("script_wall_s") or 0.0)
+    for entry in part.get("lines", []):
+        row = rows.get(entry)
+        if with_cpu and entry["self_cpu_us"] > 0:
+            row.cells[CPU] = Cell(entry["self_cpu_us"] / 1e6, entry["cpu_share"])
+            row.count = entry.get("count", 0)
+            row.ops = entry.get("ops", [])
+            row.backward = row.backward or entry.get("backward", False)
+            row.forward_lines = entry.get("forward_lines", []) or row.forward_lines
+            row.opaque = entry.get("opaque", []) or row.opaque
+            row.exact = row.exact and entry.get("exact", True)
+        if part["name"] != "cuda":
+            continue
+        if entry.get("self_device_us", 0.0) > 0:
+            row.cells[DEVICE] = Cell(entry["self_device_us"] / 1e6, entry.get("device_share", 0.0))
+            row.kernels = entry.get("kernels", [])
+            row.device_count = entry.get("device_count", 0)
+            row.backward = row.backward or entry.get("backward", False)
+            if not row.ops:
+                row.ops = entry.get("ops", [])
+            links = entry.get("forward_lines", [])
+            if any(link.get("backward_device_us") for link in links):
+                row.forward_lines = links
+        wait = entry.get("wait_us", 0.0) / 1e6
+        if wait > 0:
+            row.cells[WAIT] = Cell(wait, round(min(wait / wall, 1.0), 6) if wall > 0 else 0.0)
+
+
+def _add_calls(rows: dict[tuple[str, int], Hotspot], part: dict[str, Any]) -> None:
+    """cProfile's calls made from a line, as detail of rows that exist (exact sites only)."""
     for site in part.get("call_sites", []):
-        if site["exact"]:
-            callees.setdefault((site["file"], site["line"]), []).append(
+        row = rows.get((site["file"], site["line"]))
+        if row is not None and site["exact"]:
+            row.calls.append(
                 {"name": site["callee"], "cumtime_s": site["cumtime_s"], "count": site["ncalls"]}
             )
+    for row in rows.values():
+        row.calls.sort(key=lambda c: c["cumtime_s"], reverse=True)
+        del row.calls[5:]
+
+
+def all_rows(doc: dict[str, Any]) -> list[Hotspot]:
+    """Every measured line as one row, ranked (see the module's docstring)."""
+    kind = ranking_kind(doc)
+    if kind is None:
+        return []
+    rows = _Rows()
+    sample, cprofile, cpu, cuda = (pass_named(doc, n) for n in ("sample", "cprofile", "cpu", "cuda"))
+    if _usable(sample) and sample is not None:
+        _add_sampled(rows, sample)
+    if _usable(cpu) and cpu is not None:
+        _add_ops(rows, cpu, with_cpu=True)
+    if _usable(cuda) and cuda is not None:
+        _add_ops(rows, cuda, with_cpu=not (_usable(cpu) and cpu is not None))
+    if cprofile is not None:
+        _add_calls(rows.rows, cprofile)
     out = []
-    for line in samples.get("lines", []):
-        calls = sorted(
-            callees.get((line["file"], line["line"]), []), key=lambda c: c["cumtime_s"], reverse=True
-        )
-        out.append(
-            Hotspot(
-                kind=PYTHON,
-                pass_name=part["name"],
-                file=line["file"],
-                line=line["line"],
-                column=line.get("column", 1),
-                text=line.get("text", ""),
-                function=line["function"],
-                exact=True,
-                share=line["share"],
-                time_s=line["time_s"],
-                count=line["samples"],
-                ops=calls[:5],
-            )
-        )
+    for row in rows.rows.values():
+        cell = row.cells.get(kind)
+        row.kind = kind
+        row.share, row.time_s = (cell.share, cell.time_s) if cell is not None else (0.0, 0.0)
+        out.append(row)
+    out.sort(key=lambda r: (-r.share, -sum(c.share for c in r.cells.values()), r.file, r.line))
     return out
+
+
+def ranking(doc: dict[str, Any]) -> dict[str, Any]:
+    """The one ranking, as the document carries it (``doc["ranking"]``): what the report,
+    the diagnostics, lenses and hovers show, in the same order."""
+    rows = all_rows(doc)
+    return {
+        "ranked_by": rows[0].kind if rows else ranking_kind(doc),
+        "denominators": {k: DENOMINATOR[k] for k in COLUMNS},
+        "lines": [
+            {
+                "file": r.file,
+                "line": r.line,
+                "column": r.column,
+                "text": r.text,
+                "function": r.function,
+                "exact": r.exact,
+                "share": r.share,
+                "time_s": r.time_s,
+                "columns": {k: {"share": c.share, "time_s": c.time_s} for k, c in r.cells.items()},
+                "count": r.count,
+                "ops": r.ops,
+                "device_count": r.device_count,
+                "kernels": r.kernels,
+                "backward": r.backward,
+                "forward_lines": r.forward_lines,
+                "calls": r.calls,
+                "opaque": r.opaque,
+            }
+            for r in rows
+        ],
+    }
 
 
 def hotspots(doc: dict[str, Any], thresholds: Thresholds | None = None) -> list[Hotspot]:
-    """The lines worth showing, per kind, loudest first."""
+    """The rows worth showing, loudest first: at or above ``min_share`` in the ranking
+    column, or among its ``top`` N."""
     thresholds = thresholds or Thresholds()
-    found: list[Hotspot] = []
-    for part in doc.get("passes", []):
-        name = part.get("name")
-        if name == "cprofile":
-            found += _select(_python_hotspots(part), thresholds)
-        elif name == "cpu":
-            found += _select(_line_hotspots(part, CPU), thresholds)
-        elif name == "cuda":
-            found += _select(_line_hotspots(part, DEVICE), thresholds)
-            found += _select(_line_hotspots(part, WAIT), thresholds)
-            if pass_named(doc, "cpu") is None:
-                found += _select(_line_hotspots(part, CPU), thresholds)
-    return sorted(found, key=lambda h: h.share, reverse=True)
+
+    def waits(r: Hotspot) -> bool:  # where the CPU waits on the device: always worth a mark
+        cell = r.cells.get(WAIT)
+        return cell is not None and r.kind != WAIT and cell.share >= thresholds.min_share
+
+    return [
+        r
+        for rank, r in enumerate(all_rows(doc))
+        if (r.share > 0 and (r.share >= thresholds.min_share or rank < thresholds.top)) or waits(r)
+    ]
 
 
 def hot_functions(doc: dict[str, Any], thresholds: Thresholds | None = None) -> list[dict[str, Any]]:
@@ -203,7 +315,7 @@ def hot_functions(doc: dict[str, Any], thresholds: Thresholds | None = None) -> 
 
 
 GPU_BOUND_BUSY = 0.5
-_TIMELINE_SOURCE = "the timeline pass (device activity only: no Python stacks, no CPU ops)"
+_LIGHT_SOURCE = "the sample pass (device activity only: no Python stacks, no CPU ops)"
 _TRACED_SOURCE = (
     "the CUDA pass (traced with Python stacks and CPU ops, which slow the CPU side: "
     "the verdict leans towards CPU-bound there)"
@@ -215,11 +327,11 @@ def verdict(doc: dict[str, Any]) -> dict[str, Any] | None:
 
     The device is the limit when it is busy (kernels, copies: the union of their
     intervals) for at least half of the run's wall time, CUDA's one-time lazy module
-    loading set aside. The timeline pass decides when it ran: it records device activity
-    only, so its own overhead does not decide the answer. Otherwise the CUDA pass does,
+    loading set aside. The sample pass decides when it recorded the device: it records
+    device activity only, so its own overhead does not decide the answer. Otherwise the CUDA pass does,
     and the verdict says it was traced.
     """
-    for name, source, traced in (("timeline", _TIMELINE_SOURCE, False), ("cuda", _TRACED_SOURCE, True)):
+    for name, source, traced in (("sample", _LIGHT_SOURCE, False), ("cuda", _TRACED_SOURCE, True)):
         part = pass_named(doc, name)
         if part is None or not isinstance(part.get("device"), dict):
             continue

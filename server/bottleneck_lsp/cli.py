@@ -44,9 +44,8 @@ def add_profile_arguments(parser: argparse.ArgumentParser) -> None:
         type=_passes,
         default=None,
         metavar="LIST",
-        help="comma-separated passes among " + ",".join(ALL_PASSES) + " (default: cprofile,cpu, and "
-        "timeline,cuda when a GPU is available; timeline records device activity only, for the "
-        "CPU/GPU verdict)",
+        help="comma-separated passes among " + ",".join(ALL_PASSES) + " (default: sample,cprofile,cpu, "
+        "and cuda when a GPU is available)",
     )
     parser.add_argument(
         "--python",

@@ -23,11 +23,12 @@ from typing import Any
 from . import __version__, analysis
 from .result import SCHEMA_NAME, SCHEMA_VERSION
 
-ALL_PASSES = ("cprofile", "cpu", "timeline", "cuda")
+ALL_PASSES = ("sample", "cprofile", "cpu", "cuda")
 # Passes that need a CUDA device: left out when none is present (unless asked for).
-DEVICE_PASSES = ("timeline", "cuda")
-# Passes whose profiler events can be saved as a raw recording (--save-raw).
-RAW_PASSES = ("cpu", "timeline", "cuda")
+DEVICE_PASSES = ("cuda",)
+# Passes whose profiler events can be saved as a raw recording (--save-raw); the sample
+# pass has events only on a GPU (device activity).
+RAW_PASSES = ("sample", "cpu", "cuda")
 OUTPUT_TAIL_BYTES = 64 * 1024
 KILL_GRACE_S = 15.0  # time for the runner to process and write partial results
 _PACKAGE_DIR = Path(__file__).resolve().parent
@@ -44,7 +45,7 @@ class JobSpec:
     python: str = sys.executable
     cwd: str | None = None
     roots: tuple[str, ...] = ()
-    passes: tuple[str, ...] | None = None  # None: cprofile, cpu, and cuda when available
+    passes: tuple[str, ...] | None = None  # None: sample, cprofile, cpu, and cuda when available
     timeout: float | None = None  # per pass, seconds
     exact_lines: bool = True
     event_budget: int = 250_000  # torch calls recorded per autograd pass; 0: no bound
@@ -61,6 +62,9 @@ class JobEvent:
     status: str = ""
     stream: str = ""
     text: str = ""
+    # pass_end: the result so far (the passes that ended, their ranking), for progressive
+    # presentation; the final document comes from run().
+    doc: dict[str, Any] | None = None
 
 
 @dataclass
@@ -257,19 +261,19 @@ class Job:
                     part = await self._finish(started)
                     if "environment" in part:
                         doc["environment"] = part.pop("environment")
-                    self.on_event(JobEvent("pass_end", name, index, len(planned), part["status"]))
                 doc["passes"].append(part)
                 stop_reason = stop_reason or _stop_reason(part)
+                if part["status"] != "skipped":
+                    event = JobEvent("pass_end", name, index, len(planned), part["status"])
+                    event.doc = _conclude(dict(doc))
+                    self.on_event(event)
         finally:
             self._discard_waiting()
             for gone in self._discarded:
                 await gone.proc.wait()
             self._discarded.clear()
             shutil.rmtree(workdir, ignore_errors=True)
-        doc["passes"] = [p for p in doc["passes"] if not p.get("omit")]
-        doc["status"], doc["exit_code"] = analysis.overall_status(doc)
-        doc["verdict"] = analysis.verdict(doc)
-        return doc
+        return _conclude(doc)
 
     def _may_prestart(self, name: str) -> bool:
         return self.spec.prestart and not self._stopped and name not in DEVICE_PASSES
@@ -297,7 +301,7 @@ class Job:
         if stop_reason:
             return skipped(stop_reason)
         env = doc["environment"]
-        if name != "cprofile" and env is not None and env.get("torch") is None:
+        if name not in ("sample", "cprofile") and env is not None and env.get("torch") is None:
             return skipped(f"torch is not importable in {self.spec.python}: {env.get('torch_error')}")
         if name in DEVICE_PASSES and env is not None and env.get("torch") is not None:
             torch_info = env["torch"]
@@ -463,6 +467,16 @@ class Job:
             part["status"] = "cancelled"
         part["output_tail"] = {k: t.text() for k, t in tails.items()}
         return part
+
+
+def _conclude(doc: dict[str, Any]) -> dict[str, Any]:
+    """The document's verdicts over the passes it holds: status, exit code, CPU/GPU
+    verdict, the one ranking."""
+    doc["passes"] = [p for p in doc["passes"] if not p.get("omit")]
+    doc["status"], doc["exit_code"] = analysis.overall_status(doc)
+    doc["verdict"] = analysis.verdict(doc)
+    doc["ranking"] = analysis.ranking(doc)
+    return doc
 
 
 def _go(started: _Started) -> None:

@@ -101,7 +101,7 @@ def _environment(recorded: dict[str, Any]) -> dict[str, Any]:
 
 def _pass_name(header: dict[str, Any], activities: list[device.Activity]) -> str:
     name = header.get("pass")
-    if name in ("cpu", "cuda", "timeline"):
+    if name in ("cpu", "cuda", "sample"):
         return str(name)
     return "cuda" if any(a.on_device for a in activities) else "cpu"
 
@@ -136,7 +136,7 @@ def replay(path: str, root: str | None = None) -> dict[str, Any]:
         "recorded_on": recorded_on,
         "warm": False,
     }
-    if name == "timeline":
+    if name == "sample":
         runtime = any(not a.on_device for a in activities)
         part["device"] = device.summarize(activities, wall_ns, runtime)
         part["device_event_count"] = sum(1 for a in activities if a.on_device)
@@ -179,4 +179,5 @@ def replay(path: str, root: str | None = None) -> dict[str, Any]:
     }
     doc["status"], doc["exit_code"] = analysis.overall_status(doc)
     doc["verdict"] = analysis.verdict(doc)
+    doc["ranking"] = analysis.ranking(doc)
     return doc

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from . import analysis
+from . import analysis, wording
 from .analysis import Hotspot, Thresholds
 
 RULE = "-" * 80
@@ -18,8 +18,9 @@ BANNER = """\
 bottleneck-lsp: a summary of where your script spends its time, as an initial
 step for debugging bottlenecks (successor of torch.utils.bottleneck).
 
-Your script ran once per pass, each time in a fresh process: under cProfile,
-under the autograd profiler on the CPU, and again on the GPU when one is present.
+Your script ran once per pass, each time in a fresh process: sampled (wall and
+CPU time per line, at nearly the script's own speed), under cProfile, under the
+autograd profiler on the CPU, and again on the GPU when one is present.
 Costs are charged to the exact lines of your files that caused them.
 Timings under CUDA are asynchronous: read CPU-mode numbers with care there."""
 
@@ -80,10 +81,15 @@ def _status_line(part: dict[str, Any]) -> str:
     if part.get("wall_s") is not None:
         text += f"; {part.get('wall_s', 0):.2f} s in the pass"
     startup = part.get("startup") or {}
+    done_first = []
     if startup.get("import_torch_s") is not None:
-        text += f", import torch {startup['import_torch_s']:.2f} s (not charged to lines)"
+        done_first.append(f"import torch {startup['import_torch_s']:.2f} s")
+    if startup.get("import_torch_lazy_s"):
+        done_first.append(f"torch's compiler stack {startup['import_torch_lazy_s']:.2f} s")
     if startup.get("cuda_init_s") is not None:
-        text += f", CUDA init {startup['cuda_init_s']:.2f} s"
+        done_first.append(f"CUDA init {startup['cuda_init_s']:.2f} s")
+    if done_first:
+        text += "; start-up, not charged to lines: " + ", ".join(done_first)
     return text
 
 
@@ -177,74 +183,79 @@ def autograd_lines(part: dict[str, Any] | None, mode: str) -> list[str]:
     return out
 
 
-def timeline_lines(part: dict[str, Any] | None) -> list[str]:
-    """The timeline pass: device activity alone, the run at nearly its own speed."""
+def sample_lines(part: dict[str, Any] | None) -> list[str]:
+    """The sample pass: what the sampler covered, and the device when it was recorded."""
     if part is None:
         return []
-    if part["status"] == "skipped":
-        return [*_section("device timeline (skipped)"), _status_line(part)]
-    out = [*_section("device timeline (kernels only, no Python stacks)"), _status_line(part)]
-    summary = part.get("device")
-    if not summary:
-        return out
-    out.append(
-        f"busy {_ms(summary['busy_s'])} of {summary['wall_s']:.2f} s; "
-        f"device work {_ms(summary['device_time_s'])}"
-        + (
-            f"; the CPU waited {_ms(summary['wait_s'])} on the device"
-            if summary.get("wait_s") is not None
-            else ""
+    out = [*_section("Sampled time per line (sample pass: the script at nearly its own speed)")]
+    out.append(_status_line(part))
+    samples = part.get("samples")
+    if samples:
+        cpu = samples.get("cpu_s")
+        out.append(
+            f"{samples['ticks']} looks every {samples['interval_s'] * 1000:.0f} ms: "
+            f"{samples['wall_s']:.3f} s of the main thread's wall time"
+            + (f" ({cpu:.3f} s on the CPU)" if cpu is not None else "")
+            + f", {samples.get('outside_s', 0.0):.3f} s of it outside your files"
         )
-    )
-    for k in summary.get("top_kernels", [])[:5]:
-        out.append(f"  {_ms(k['time_s']):>11} x{k['count']:<6} {_ascii(analysis.kernel_label(k['name']))}")
+        threads = samples.get("threads") or []
+        if threads:
+            out.append("Other threads (wall time at their innermost line of your files):")
+            for t in threads[:5]:
+                out.append(f"  {t['thread']}: {_ms(t['wall_s'])} at {t['file']}:{t['line']}")
+    summary = part.get("device")
+    if summary:
+        out.append(
+            f"device: busy {_ms(summary['busy_s'])} of {summary['wall_s']:.2f} s; "
+            f"device work {_ms(summary['device_time_s'])}"
+            + (
+                f"; the CPU waited {_ms(summary['wait_s'])} on the device"
+                if summary.get("wait_s") is not None
+                else ""
+            )
+        )
+        for k in summary.get("top_kernels", [])[:5]:
+            out.append(
+                f"  {_ms(k['time_s']):>11} x{k['count']:<6} {_ascii(analysis.kernel_label(k['name']))}"
+            )
     return out
 
 
-def _describe(h: Hotspot) -> str:
-    label = analysis.KIND_LABEL[h.kind]
-    if h.kind == analysis.PYTHON:
-        calls = ", ".join(f"{c['name']} x{c['count']}" for c in h.ops[:3])
-        text = f"{h.share * 100:.1f}% of {label} ({h.count} samples, {_ms(h.time_s)})"
-        if calls:
-            text += f": calls {calls}"
-    elif h.kind == analysis.DEVICE:
-        kernels = ", ".join(f"{analysis.kernel_label(k['name'])} x{k['count']}" for k in h.kernels[:3])
-        ops = ", ".join(o["name"] for o in h.ops if o.get("self_device_us"))
-        text = f"{h.share * 100:.1f}% of {label}: {_ms(h.time_s)} in {h.count} kernels ({kernels})"
-        if ops:
-            text += f" launched by {ops}"
-    elif h.kind == analysis.WAIT:
-        text = f"the CPU waited {_ms(h.time_s)} here for the device ({h.share * 100:.1f}% of the CUDA pass)"
-    else:
-        ops = ", ".join(f"{o['name']} x{o['count']}" for o in h.ops[:3])
-        text = f"{h.share * 100:.1f}% of {label}: {ops}, {_ms(h.time_s)}"
-    if h.backward and h.forward_lines:
-        fwd = ", ".join(f"line {f['line']}" for f in h.forward_lines[:3])
-        text += f" (backward of {fwd})"
-    if not h.exact:
-        text += f" (somewhere in {h.function}; the profiler cannot name the line)"
-    if h.opaque:
-        text += f" (inside {', '.join(h.opaque)}: its own lines are not visible to the profiler)"
-    return _ascii(text)
+def _pct(row: Hotspot, kind: str) -> str:
+    cell = row.cells.get(kind)
+    return f"{cell.share * 100:5.1f}%" if cell is not None else "     -"
 
 
 def hotspot_table(hotspots: list[Hotspot], cwd: str) -> list[str]:
+    """One row per line, ranked by one column (the first); each column's denominator below."""
     out = _section("Hotspots by source line")
     if not hotspots:
         return [*out, "(no line of your files passed the thresholds)"]
+    ranked_by = hotspots[0].kind
+    columns = [ranked_by, *[k for k in analysis.COLUMNS if k != ranked_by and k != analysis.WAIT]]
+    present = [k for k in columns if any(k in h.cells and h.cells[k].time_s > 0 for h in hotspots)]
+    out.append("  ".join(f"{analysis.SHORT[k]:>6}" for k in present) + f"  {'time':>11}  line")
     for h in hotspots:
         where = f"{_where(h.file, cwd)}:{h.line}"
-        out.append(f"{h.share * 100:5.1f}%  {_ms(h.time_s):>11}  {h.kind:<12} {where}  {_ascii(h.text)[:60]}")
+        cells = "  ".join(_pct(h, k) for k in present)
+        out.append(f"{cells}  {_ms(h.time_s):>11}  {where}  {_ascii(h.text)[:60]}")
+    out.append("")
+    out.append(f"Ranked by {analysis.KIND_LABEL[ranked_by]}; time is that column's. Shares are of:")
+    if ranked_by != analysis.WALL and any(analysis.WALL in h.cells for h in hotspots):
+        out.insert(
+            -1, f"(wall time has fewer than {analysis.MIN_TICKS} samples: too short a run to rank by it)"
+        )
+    for k in present:
+        out.append(f"  {analysis.SHORT[k]}: {analysis.DENOMINATOR[k]}")
     return out
 
 
 def compiler_lines(hotspots: list[Hotspot], cwd: str, thresholds: Thresholds) -> list[str]:
-    """``path:line:col: warning: ...``: terminals and editors turn these into links."""
+    """``path:line:col: warning: ...``, one per line: terminals and editors make links of them."""
     out = []
     for h in hotspots:
-        level = "warning" if analysis.severity(h.share, thresholds) == "warning" else "note"
-        out.append(f"{_where(h.file, cwd)}:{h.line}:{h.column}: {level}: {_describe(h)}")
+        level = "warning" if analysis.severity(analysis.loudness(h), thresholds) == "warning" else "note"
+        out.append(f"{_where(h.file, cwd)}:{h.line}:{h.column}: {level}: {wording.message(h, plain=True)}")
     return out
 
 
@@ -263,24 +274,11 @@ def error_lines(doc: dict[str, Any], cwd: str) -> list[str]:
     return out
 
 
-def verdict_sentence(v: dict[str, Any]) -> str:
-    """The verdict in one line of plain text (the CLI, the server's summary and hover)."""
-    text = (
-        f"{v['bound'].upper()}-bound: the device was busy {v['device_busy_fraction'] * 100:.0f}% "
-        f"of {v['wall_s']:.2f} s"
-    )
-    if v.get("module_loading_s"):
-        text += f" (one-time CUDA module loading, {v['module_loading_s']:.3f} s, set aside)"
-    if v.get("wait_s") is not None:
-        text += f"; the CPU waited {v['wait_s']:.3f} s on the device"
-    return text + "."
-
-
 def verdict_lines(doc: dict[str, Any]) -> list[str]:
     v = doc.get("verdict")
     if not v:
         return []
-    out = [*_section("CPU-bound or GPU-bound?"), verdict_sentence(v)]
+    out = [*_section("CPU-bound or GPU-bound?"), wording.verdict_sentence(v)]
     if "source" in v:
         out.append(
             f"Busy {v['busy_s']:.3f} s (the union of kernel and copy intervals; {v['device_time_s']:.3f} s "
@@ -295,9 +293,9 @@ def render(doc: dict[str, Any], thresholds: Thresholds | None = None, cwd: str |
     spots = analysis.hotspots(doc, thresholds)
     lines = [BANNER, ""]
     lines += environment_lines(doc)
+    lines += sample_lines(analysis.pass_named(doc, "sample"))
     lines += cprofile_lines(analysis.pass_named(doc, "cprofile"), cwd)
     lines += autograd_lines(analysis.pass_named(doc, "cpu"), "CPU")
-    lines += timeline_lines(analysis.pass_named(doc, "timeline"))
     lines += autograd_lines(analysis.pass_named(doc, "cuda"), "CUDA")
     lines += verdict_lines(doc)
     lines += error_lines(doc, cwd)

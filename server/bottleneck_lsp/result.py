@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 SCHEMA_NAME = "bottleneck-lsp.result"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 PASS_STATUSES = frozenset(
     {"ok", "exit", "error", "syntax_error", "timeout", "cancelled", "terminated", "crashed", "skipped"}

@@ -1,11 +1,15 @@
 """Fidelity checker: the engine's hotspots against measured ground truth, per script.
 
-For each script of ``corpus/``: profile it with the engine (the CPU pass, or the
-cProfile pass's line sampler for ``# fidelity: pass=cprofile``), time its planted lines
-without any profiler (``timing.py``), and compare:
-- top line right: the engine's top line is the planted line with the most measured time;
-- top-3 recall: planted lines among the engine's top 3 lines (of at most 3 planted);
-- share error: |reported share - measured share| in percentage points, per planted line.
+For each script of ``corpus/``: profile it with the engine (the sample and cpu passes:
+the columns wall time and op CPU time), time its planted lines without any profiler
+(``timing.py``), and compare:
+- top line right: what the user sees first, the first compiler-style line of the report
+  and the top line of the server's summary, is the planted line with the most measured
+  time, in every profiled run;
+- top-3 recall: planted lines among the engine's top 3 rows (of at most 3 planted);
+- share error, per column: |reported share - measured share| in percentage points, per
+  planted line (a column with no line at all, such as op CPU time in a pure Python script,
+  is not compared).
 
 Usage: ``python tests/fidelity/checker.py [SCRIPT ...]`` prints a Markdown table.
 """
@@ -25,12 +29,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bottleneck_lsp import analysis, report
 from bottleneck_lsp.jobs import Job, JobSpec
+from bottleneck_lsp.lsp import annotations
+from bottleneck_lsp.lsp.server import _summary
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
 TIMING = Path(__file__).resolve().parent / "timing.py"
 PLANT = re.compile(r"#.*\bPLANT:(\w+)")
-PASS = re.compile(r"#\s*fidelity:.*\bpass=(\w+)")
+PASSES = ("sample", "cpu")
+COLUMNS = ("wall", "op CPU")
+# The truth each column is compared with: wall time, or the main thread's CPU time (torch
+# ops run on it, single-threaded here; a sleeping line has wall time and no CPU time).
+TRUTH = {"wall": ("seconds", "total"), "op CPU": ("cpu_seconds", "cpu_total")}
+ONLY = re.compile(r"#\s*fidelity:.*\bcolumns=([\w,]+)")  # e.g. columns=wall: compare only these
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS")
 RUNS = 3  # timing runs and profiled runs per script, interleaved; medians are compared
 EXPECT_CALL_SITE = "expect=call-site"  # planted lines the profiler cannot see (TorchScript)
@@ -41,23 +53,25 @@ class Planted:
     label: str
     file: str
     line: int
-    measured_share: float = 0.0
-    reported_share: float = 0.0
+    measured_share: float = 0.0  # of wall time: decides the expected top line
+    measured: dict[str, float] = field(default_factory=dict)  # column -> measured share (median)
+    reported: dict[str, float] = field(default_factory=dict)  # column -> median share
     exact: bool = True
     measured_runs: list[float] = field(default_factory=list)  # for the record, when one fails
-    reported_runs: list[float] = field(default_factory=list)
+    reported_runs: dict[str, list[float]] = field(default_factory=dict)
 
-    @property
-    def error_pp(self) -> float:
-        return abs(self.reported_share - self.measured_share) * 100
+    def error_pp(self, column: str) -> float:
+        return abs(self.reported[column] - self.measured[column]) * 100
 
 
 @dataclass
 class Outcome:
     script: str
-    pass_name: str
     planted: list[Planted] = field(default_factory=list)
     reported_top: list[tuple[str, int, float]] = field(default_factory=list)
+    shown_first: list[tuple[str, int]] = field(default_factory=list)  # per run: CLI's first line
+    summary_top: list[str] = field(default_factory=list)  # per run: the server's summary
+    columns: list[str] = field(default_factory=list)  # the columns compared
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -66,10 +80,15 @@ class Outcome:
 
     @property
     def top_right(self) -> bool:
-        if not self.reported_top:
-            return False
-        file, line, _ = self.reported_top[0]
-        return (file, line) == (self.expected_top.file, self.expected_top.line)
+        """In every run, the CLI's first compiler-style line and the server's summary name
+        the planted line with the most measured time."""
+        want = (self.expected_top.file, self.expected_top.line)
+        name = f"top line {os.path.basename(want[0])}:{want[1]} "
+        return (
+            bool(self.shown_first)
+            and all(first == want for first in self.shown_first)
+            and all(name in summary for summary in self.summary_top)
+        )
 
     @property
     def recall(self) -> float:
@@ -131,23 +150,36 @@ def measure_once(script: Path) -> dict[str, Any]:
     return dict(json.loads(line[len("FIDELITY ") :]))
 
 
-def profile(script: Path, pass_name: str) -> dict[str, Any]:
-    spec = JobSpec(script=str(script), python=sys.executable, cwd=str(script.parent), passes=(pass_name,))
+def profile(script: Path) -> dict[str, Any]:
+    spec = JobSpec(script=str(script), python=sys.executable, cwd=str(script.parent), passes=PASSES)
     return asyncio.run(Job(spec).run())
 
 
-def reported_lines(doc: dict[str, Any], pass_name: str) -> list[tuple[str, int, float, bool]]:
-    part = doc["passes"][0]
-    if pass_name == "cprofile":
-        return [(x["file"], x["line"], x["share"], True) for x in part["samples"]["lines"]]
-    return [(x["file"], x["line"], x["cpu_share"], x["exact"]) for x in part["lines"]]
+def reported_lines(doc: dict[str, Any], column: str) -> list[tuple[str, int, float, bool]]:
+    if column == "wall":
+        part = analysis.pass_named(doc, "sample") or {}
+        return [
+            (x["file"], x["line"], x["wall_share"], True)
+            for x in (part.get("samples") or {}).get("lines", [])
+        ]
+    part = analysis.pass_named(doc, "cpu") or {}
+    return [(x["file"], x["line"], x["cpu_share"], x["exact"]) for x in part.get("lines", [])]
+
+
+def shown_first(doc: dict[str, Any]) -> tuple[str, int]:
+    """The file and line of the report's first compiler-style line, as the user reads it."""
+    rows = analysis.hotspots(doc)
+    lines = report.compiler_lines(rows, cwd="/", thresholds=analysis.Thresholds())
+    if not lines:
+        return ("", 0)
+    where = re.match(r"(.+):(\d+):\d+: ", lines[0])
+    assert where is not None, lines[0]
+    return ("/" + where.group(1).lstrip("/"), int(where.group(2)))
 
 
 def check(script: Path) -> Outcome:
     header = script.read_text(encoding="utf-8").splitlines()[0]
-    match = PASS.search(header)
-    pass_name = match.group(1) if match else "cpu"
-    outcome = Outcome(script.name, pass_name, planted_lines(script))
+    outcome = Outcome(script.name, planted_lines(script))
     if EXPECT_CALL_SITE in header:
         # The planted line runs where the profiler sees no line: the engine must put its
         # cost on the line that called it, marked as opaque. Score against that line.
@@ -155,38 +187,55 @@ def check(script: Path) -> Outcome:
         for p in outcome.planted:
             p.line = calls.get(p.label, p.line)
             p.file = str(script)
-    truths: list[dict[str, float]] = []
-    runs: list[dict[tuple[str, int], tuple[float, bool]]] = []
+    truths: list[dict[str, dict[str, float]]] = []
+    runs: dict[str, list[dict[tuple[str, int], tuple[float, bool]]]] = {c: [] for c in COLUMNS}
     docs: list[dict[str, Any]] = []
     with single_threaded():
         for _ in range(RUNS):
             # Interleaved, so that a slow spell of the machine falls on both sides alike.
             truth = measure_once(script)
-            truths.append({label: s / truth["total"] for label, s in truth["seconds"].items()})
-            doc = profile(script, pass_name)
+            truths.append(
+                {
+                    column: {label: s / truth[total] for label, s in truth[key].items()}
+                    for column, (key, total) in TRUTH.items()
+                }
+            )
+            doc = profile(script)
             docs.append(doc)
             if doc["status"] != "ok":
                 outcome.notes.append(f"engine status {doc['status']}")
-            runs.append({(f, ln): (share, exact) for f, ln, share, exact in reported_lines(doc, pass_name)})
+            for column in COLUMNS:
+                found = reported_lines(doc, column)
+                runs[column].append({(f, ln): (share, exact) for f, ln, share, exact in found})
+            outcome.shown_first.append(shown_first(doc))
+            outcome.summary_top.append(_summary(doc, annotations.build(doc, analysis.Thresholds())))
+    only = ONLY.search(header)
+    wanted = only.group(1).split(",") if only else ["wall", "op"]  # names: wall, op (op CPU)
+    outcome.columns = [c for c in COLUMNS if any(runs[c]) and c.split()[0] in wanted]
 
-    def across_runs(key: tuple[str, int]) -> tuple[list[float], bool]:
+    def across_runs(column: str, key: tuple[str, int]) -> tuple[list[float], bool]:
         """A line's reported share in each run (0 where absent), and whether it was exact in all."""
-        seen = [r.get(key, (0.0, True)) for r in runs]
+        seen = [r.get(key, (0.0, True)) for r in runs[column]]
         return [share for share, _ in seen], all(exact for _, exact in seen)
 
     for p in outcome.planted:
-        p.measured_runs = [t.get(p.label, 0.0) for t in truths]
-        p.reported_runs, p.exact = across_runs((p.file, p.line))
+        p.measured_runs = [t["wall"].get(p.label, 0.0) for t in truths]
         p.measured_share = statistics.median(p.measured_runs)
-        p.reported_share = statistics.median(p.reported_runs)
+        for column in outcome.columns:
+            p.measured[column] = statistics.median(t[column].get(p.label, 0.0) for t in truths)
+            p.reported_runs[column], exact = across_runs(column, (p.file, p.line))
+            p.exact = p.exact and exact
+            p.reported[column] = statistics.median(p.reported_runs[column])
+    ranking = "wall" if any(runs["wall"]) else "op CPU"
     lines = []
-    for f, ln in {key for r in runs for key in r}:
-        shares, exact = across_runs((f, ln))
+    for f, ln in {key for r in runs[ranking] for key in r}:
+        shares, exact = across_runs(ranking, (f, ln))
         lines.append((f, ln, statistics.median(shares), exact))
     lines.sort(key=lambda x: (-x[2], x[0], x[1]))
     outcome.reported_top = [(f, ln, share) for f, ln, share, _ in lines[:3]]
     if EXPECT_CALL_SITE in header:
-        tops = [d["passes"][0]["lines"][0] if d["passes"][0].get("lines") else {} for d in docs]
+        cpu_parts = [analysis.pass_named(d, "cpu") or {} for d in docs]
+        tops = [part["lines"][0] if part.get("lines") else {} for part in cpu_parts]
         if not all(top.get("opaque") for top in tops):
             outcome.reported_top = []  # on the call line but not marked: a silent misattribution
             outcome.notes.append("top line not marked as opaque")
@@ -200,24 +249,27 @@ def check(script: Path) -> Outcome:
 
 def table(outcomes: list[Outcome]) -> str:
     rows = [
-        "| script | pass | top line right | top-3 recall "
-        "| planted line: measured / reported share (error) | notes |",
-        "| --- | --- | --- | --- | --- | --- |",
+        "| script | first line shown (CLI and server, every run) | top-3 recall "
+        "| planted line: measured / reported share of wall time, of op CPU time (largest error) "
+        "| notes |",
+        "| --- | --- | --- | --- | --- |",
     ]
     for o in outcomes:
         planted = "; ".join(
-            f"{os.path.basename(p.file)}:{p.line} {p.measured_share * 100:.0f}% / "
-            f"{p.reported_share * 100:.0f}% ({p.error_pp:.1f} pp)"
+            f"{os.path.basename(p.file)}:{p.line} "
+            + ", ".join(
+                f"{p.measured[c] * 100:.0f}% / {p.reported[c] * 100:.0f}%" if c in p.reported else "-"
+                for c in COLUMNS
+            )
+            + f" ({max((p.error_pp(c) for c in p.reported), default=0.0):.1f} pp)"
             for p in o.planted
         )
-        top = (
-            "yes"
-            if o.top_right
-            else f"no (got {os.path.basename(o.reported_top[0][0])}:{o.reported_top[0][1]})"
-        )
-        rows.append(
-            f"| {o.script} | {o.pass_name} | {top} | {o.recall:.2f} | {planted} | {'; '.join(o.notes)} |"
-        )
+        if o.top_right:
+            top = "yes"
+        else:
+            got = {f"{os.path.basename(f)}:{ln}" for f, ln in o.shown_first}
+            top = f"no (got {', '.join(sorted(got))})"
+        rows.append(f"| {o.script} | {top} | {o.recall:.2f} | {planted} | {'; '.join(o.notes)} |")
     return "\n".join(rows)
 
 

@@ -4,7 +4,8 @@ Run as ``python timing.py SCRIPT``: the script runs as ``__main__`` with every m
 statement wrapped in ``time.perf_counter`` calls (``# PLANT:label`` statements, or the
 ``# MEASURE:label`` statements that stand for a planted line elsewhere, such as the call of
 a helper whose only work is that line). Prints JSON: seconds per label and the script's
-total, start-up (``import torch``) excluded as the profiler's runner excludes it.
+total, wall clock and the main thread's CPU time (``cpu_seconds``, ``cpu_total``), start-up
+(``import torch``) excluded as the profiler's runner excludes it.
 Standard library and torch only.
 """
 
@@ -40,8 +41,12 @@ class Wrap(ast.NodeTransformer):
         label = self.lines[stmt.lineno]
         self.count += 1
         t0 = f"_bt_t0_{self.count}"
-        before = ast.parse(f"{t0} = _bt_clock()").body
-        after = ast.parse(f"_bt_acc[{label!r}] = _bt_acc.get({label!r}, 0.0) + _bt_clock() - {t0}").body
+        c0 = f"_bt_c0_{self.count}"
+        before = ast.parse(f"{t0} = _bt_clock(); {c0} = _bt_cpu_clock()").body
+        after = ast.parse(
+            f"_bt_acc[{label!r}] = _bt_acc.get({label!r}, 0.0) + _bt_clock() - {t0}; "
+            f"_bt_cpu[{label!r}] = _bt_cpu.get({label!r}, 0.0) + _bt_cpu_clock() - {c0}"
+        ).body
         if isinstance(stmt, ast.Return) and stmt.value is not None:
             keep = f"_bt_value_{self.count}"
             assign = ast.Assign(targets=[ast.Name(keep, ast.Store())], value=stmt.value, lineno=stmt.lineno)
@@ -77,11 +82,21 @@ def main() -> None:
     tree = ast.fix_missing_locations(Wrap(targets(source)).visit(ast.parse(source)))
     code = compile(tree, script, "exec")
     acc: dict[str, float] = {}
-    namespace = {"__name__": "__main__", "__file__": script, "_bt_acc": acc, "_bt_clock": time.perf_counter}
-    begin = time.perf_counter()
+    cpu: dict[str, float] = {}
+    namespace = {
+        "__name__": "__main__",
+        "__file__": script,
+        "_bt_acc": acc,
+        "_bt_clock": time.perf_counter,
+        "_bt_cpu": cpu,
+        "_bt_cpu_clock": time.thread_time,
+    }
+    begin, cpu_begin = time.perf_counter(), time.thread_time()
     exec(code, namespace)
-    total = time.perf_counter() - begin
-    print("FIDELITY " + json.dumps({"seconds": acc, "total": total}))
+    total, cpu_total = time.perf_counter() - begin, time.thread_time() - cpu_begin
+    print(
+        "FIDELITY " + json.dumps({"seconds": acc, "total": total, "cpu_seconds": cpu, "cpu_total": cpu_total})
+    )
 
 
 if __name__ == "__main__":

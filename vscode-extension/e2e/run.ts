@@ -233,17 +233,17 @@ async function main(): Promise<void> {
       fail("the progress notification has no Cancel button");
     }
 
-    await page.locator(".codelens-decoration", { hasText: /% CPU/ }).first().waitFor({ timeout: PROFILE_TIMEOUT_MS });
+    await page.locator(".codelens-decoration", { hasText: /% wall/ }).first().waitFor({ timeout: PROFILE_TIMEOUT_MS });
     // Every lens sits just above the line it annotates: the planted line's lens must be there,
-    // name an operator, and carry the largest CPU share of all.
-    const lenses = page.locator(".codelens-decoration", { hasText: /% CPU/ });
+    // name an operator, and carry the largest share of wall time of all (the ranking column).
+    const lenses = page.locator(".codelens-decoration", { hasText: /% wall/ });
     const shares = new Map<string, number>();
     let planted = "";
     for (let i = 0; i < (await lenses.count()); i++) {
       const lens = lenses.nth(i);
       const text = (await lens.textContent()) ?? "";
       const line = await lineBelow(page, lens);
-      shares.set(line.trim(), Number(/([\d.]+)% CPU/.exec(text)?.[1] ?? "0"));
+      shares.set(line.trim(), Number(/([\d.]+)% wall/.exec(text)?.[1] ?? "0"));
       if (line.includes("torch.tanh(x @ x)")) {
         planted = text;
       }
@@ -263,14 +263,14 @@ async function main(): Promise<void> {
     await row.waitFor({ timeout: 30_000 });
     const rowText = (await row.textContent()) ?? "";
     step(`Problems row: ${rowText}`);
-    if (!/% of CPU time/.test(rowText) || !rowText.includes("bottleneck")) {
+    if (!/% of wall time/.test(rowText) || !/% of op CPU time/.test(rowText) || !rowText.includes("bottleneck")) {
       fail(`the Problems row does not look like a hotspot: ${rowText}`);
     }
 
     const hot = page.locator(".monaco-editor .view-line", { hasText: "torch.tanh(x @ x)" }).first();
     const box = (await hot.boundingBox()) ?? fail("the planted line is not on screen");
     await page.mouse.move(box.x + 60, box.y + box.height / 2);
-    const hover = page.locator(".monaco-hover", { hasText: "CPU" }).first();
+    const hover = page.locator(".monaco-hover", { hasText: "ranked by" }).first();
     await hover.waitFor({ state: "visible", timeout: 30_000 });
     step(`hover: ${((await hover.textContent()) ?? "").slice(0, 200)}`);
 

@@ -2,7 +2,7 @@
 // Pure: no vscode import, so that the unit tests run in plain Node.
 
 export type ServerSource = "bundled" | "environment";
-export type Pass = "cprofile" | "cpu" | "timeline" | "cuda";
+export type Pass = "sample" | "cprofile" | "cpu" | "cuda";
 
 export interface ExtensionSettings {
   interpreter: string;
@@ -34,7 +34,7 @@ export const DEFAULTS: ExtensionSettings = {
   eventBudget: 250_000,
 };
 
-const PASSES: readonly string[] = ["cprofile", "cpu", "timeline", "cuda"];
+const PASSES: readonly string[] = ["sample", "cprofile", "cpu", "cuda"];
 
 /** A bad value falls back to its default and is named in `problems`. */
 export function readSettings(get: (key: string) => unknown): { settings: ExtensionSettings; problems: string[] } {

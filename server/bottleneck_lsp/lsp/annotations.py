@@ -15,12 +15,11 @@ from typing import Any
 from lsprotocol import types
 from pygls import uris
 
-from .. import analysis, report
+from .. import analysis, wording
 from ..analysis import Hotspot, Thresholds
 
 SOURCE = "bottleneck"
 ERROR_CODE = "script-error"
-SHORT = {analysis.CPU: "CPU", analysis.DEVICE: "device", analysis.PYTHON: "Python", analysis.WAIT: "wait"}
 
 
 @dataclass(slots=True)
@@ -29,7 +28,7 @@ class Annotation:
     uri: str
     line: int  # 0-based
     text: str  # the line's stripped text when profiled ("" when unknown)
-    hotspots: tuple[Hotspot, ...] = ()
+    row: Hotspot | None = None  # the line's row: every column measured
     error: dict[str, Any] | None = None
     function: dict[str, Any] | None = None  # a hot function's def line (cProfile)
     column: int = 0  # 0-based
@@ -54,39 +53,21 @@ def _line_text(path: str, line: int) -> str:
     return ""
 
 
-def _by_share(spot: Hotspot) -> float:
-    return spot.share
-
-
 def build(doc: dict[str, Any], thresholds: Thresholds) -> list[Annotation]:
-    """Every annotation for one result: hot lines, hot functions, the script's error."""
+    """Every annotation for one result: hot lines (one per line, the rows that pass the
+    thresholds), hot functions, the script's error."""
     script = doc["script"]
-    grouped: dict[tuple[str, int], list[Hotspot]] = {}
-    for spot in analysis.hotspots(doc, thresholds):
-        key = (spot.file, spot.line)
-        group = grouped.get(key)
-        if group is None:
-            grouped[key] = [spot]
-        else:
-            group.append(spot)
-    out = []
-    for (path, line), spots in grouped.items():
-        if len(spots) == 1:  # the common case, without the generators
-            text, column = spots[0].text, spots[0].column
-        else:
-            spots.sort(key=_by_share, reverse=True)
-            text = next((h.text for h in spots if h.text), "")
-            column = min(h.column for h in spots)
-        out.append(
-            Annotation(
-                script,
-                _uri(path),
-                line - 1,
-                text or _line_text(path, line),
-                tuple(spots),
-                column=max(column - 1, 0),
-            )
+    out = [
+        Annotation(
+            script,
+            _uri(row.file),
+            row.line - 1,
+            row.text or _line_text(row.file, row.line),
+            row,
+            column=max(row.column - 1, 0),
         )
+        for row in analysis.hotspots(doc, thresholds)
+    ]
     for func in analysis.hot_functions(doc, thresholds):
         out.append(
             Annotation(
@@ -112,45 +93,8 @@ def build(doc: dict[str, Any], thresholds: Thresholds) -> list[Annotation]:
     return out
 
 
-def _ms(seconds: float) -> str:
-    return f"{seconds * 1000:.0f} ms" if seconds >= 0.01 else f"{seconds * 1000:.2f} ms"
-
-
-def _ops(spot: Hotspot, n: int = 3) -> str:
-    return ", ".join([f"{o['name']} ×{o['count']}" for o in spot.ops[:n]])
-
-
-_UNIT = {analysis.PYTHON: "samples", analysis.DEVICE: "kernels"}
-
-
-def _kernels(spot: Hotspot, n: int = 3) -> str:
-    return ", ".join([f"{analysis.kernel_label(k['name'])} ×{k['count']}" for k in spot.kernels[:n]])
-
-
-def message(spot: Hotspot) -> str:
-    if spot.kind == analysis.WAIT:
-        return (
-            f"the CPU waited {_ms(spot.time_s)} here for the device ({spot.share * 100:.1f}% of the CUDA "
-            "pass's wall time): the GPU is behind at this line"
-        )
-    text = (
-        f"{spot.share * 100:.1f}% of {analysis.KIND_LABEL[spot.kind]} "
-        f"({_ms(spot.time_s)}, {spot.count} {_UNIT.get(spot.kind, 'calls')})"
-    )
-    if spot.kernels:
-        text += ": " + _kernels(spot)
-        launchers = [o["name"] for o in spot.ops if o.get("self_device_us")]
-        if launchers:
-            text += "; launched by " + ", ".join(launchers[:3])
-    elif spot.ops:
-        text += ": " + _ops(spot)
-    if spot.backward and spot.forward_lines:
-        text += "; backward of line " + ", ".join([str(f["line"]) for f in spot.forward_lines[:3]])
-    if not spot.exact:
-        text += f"; somewhere in {spot.function}, the profiler cannot name the line"
-    if spot.opaque:
-        text += f"; inside {', '.join(spot.opaque)}: its own lines are not visible to the profiler"
-    return text
+def message(row: Hotspot) -> str:
+    return wording.message(row)
 
 
 _ERROR = int(types.DiagnosticSeverity.Error)
@@ -168,14 +112,18 @@ def _range(line: int, start: int, end: int) -> dict[str, Any]:
     return {"start": {"line": line, "character": start}, "end": {"line": line, "character": end}}
 
 
-def _spot_json(spot: Hotspot) -> str:
-    """The numbers of one hotspot; ``exact`` and ``backward`` only when they say something
-    (not exact, or backward): thousands of diagnostics go out in one message."""
-    extra = ('"exact":false,' if not spot.exact else "") + ('"backward":true,' if spot.backward else "")
+def _row_json(row: Hotspot) -> str:
+    """The numbers of one row: the ranking column, then every column's share and time;
+    ``exact`` and ``backward`` only when they say something (thousands of diagnostics go
+    out in one message)."""
+    extra = ('"exact":false,' if not row.exact else "") + ('"backward":true,' if row.backward else "")
+    cells = ",".join(
+        f'{_quote(kind)}:{{"share":{_float(float(c.share))},"timeS":{_float(round(float(c.time_s), 6))}}}'
+        for kind, c in row.cells.items()
+    )
     return (
-        f'{{"kind":{_quote(spot.kind)},"pass":{_quote(spot.pass_name)},{extra}'
-        f'"share":{_float(float(spot.share))},"timeS":{_float(round(float(spot.time_s), 6))},'
-        f'"count":{int(spot.count)}}}'
+        f'{{"rankedBy":{_quote(row.kind)},{extra}"share":{_float(float(row.share))},'
+        f'"timeS":{_float(round(float(row.time_s), 6))},"columns":{{{cells}}}}}'
     )
 
 
@@ -208,32 +156,22 @@ def diagnostic(a: Annotation, thresholds: Thresholds) -> str | None:
             },
             separators=(",", ":"),
         )
-    if not a.hotspots:
+    row = a.row
+    if row is None:
         return None
-    spots = a.hotspots
-    top = spots[0]
-    if len(spots) == 1:  # the common case, without generators
-        text = message(top)
-        spot_data = _spot_json(top)
-        linked = bool(top.forward_lines)
-    else:
-        text = "\n".join([message(s) for s in spots])
-        spot_data = ",".join([_spot_json(s) for s in spots])
-        linked = any(s.forward_lines for s in spots)
     related = ""
-    if linked:
+    if row.forward_lines:
         related = ',"relatedInformation":' + json.dumps(
             [
                 {
                     "location": {"uri": _uri(f["file"]), "range": _range(f["line"] - 1, 0, 0)},
                     "message": _link_message(f),
                 }
-                for spot in spots
-                for f in spot.forward_lines
+                for f in row.forward_lines
             ],
             separators=(",", ":"),
         )
-    share = top.share
+    share = analysis.loudness(row)
     severity = (
         _WARNING
         if share >= thresholds.warning_share
@@ -246,9 +184,9 @@ def diagnostic(a: Annotation, thresholds: Thresholds) -> str | None:
     return (
         f'{{"range":{{"start":{{"line":{line},"character":{start}}},'
         f'"end":{{"line":{line},"character":{end}}}}},'
-        f'"message":{_quote(text)},"severity":{severity},'
-        f'"source":{_SOURCE},"code":{_quote(top.kind)},'
-        f'"data":{{"hotspots":[{spot_data}]}}{related}}}'
+        f'"message":{_quote(wording.message(row))},"severity":{severity},'
+        f'"source":{_SOURCE},"code":{_quote(row.kind)},'
+        f'"data":{{"row":{_row_json(row)}}}{related}}}'
     )
 
 
@@ -256,20 +194,7 @@ def lens_title(a: Annotation) -> str:
     if a.function is not None:
         f = a.function
         return f"tottime {f['tottime_s']:.2f} s · cumtime {f['cumtime_s']:.2f} s · {f['ncalls']} calls"
-    parts = []
-    for spot in a.hotspots:
-        if spot.kind == analysis.WAIT:
-            parts.append(f"waits {_ms(spot.time_s)} on the device")
-            continue
-        piece = f"{spot.share * 100:.1f}% {SHORT[spot.kind]} · {_ms(spot.time_s)}"
-        if spot.kernels:
-            top_kernel = spot.kernels[0]
-            piece += f" · {analysis.kernel_label(top_kernel['name'])} ×{top_kernel['count']}"
-        elif spot.ops:
-            top = spot.ops[0]
-            piece += f" · {top['name']} ×{top['count']}"
-        parts.append(piece)
-    return " | ".join(parts)
+    return wording.lens(a.row) if a.row is not None else ""
 
 
 def code_lens(a: Annotation) -> types.CodeLens | None:
@@ -296,48 +221,58 @@ def hover(annotations: list[Annotation], doc: dict[str, Any] | None) -> str:
                 f"`{f['function']}`: {f['ncalls']} calls, tottime {f['tottime_s']:.3f} s, "
                 f"cumtime {f['cumtime_s']:.3f} s ({f['share'] * 100:.1f}% of the cProfile pass)"
             )
-        for s in a.hotspots:
-            if s.kind == analysis.WAIT:
-                notes.append(
-                    f"The CPU waited **{s.time_s * 1000:.1f} ms** here for the device "
-                    f"({s.share * 100:.1f}% of the {s.pass_name} pass's wall time)."
-                )
+        row = a.row
+        if row is None:
+            continue
+        for kind in analysis.COLUMNS:
+            cell = row.cells.get(kind)
+            if cell is None:
                 continue
-            device = f"{s.time_s * 1000:.1f} ms" if s.kind == analysis.DEVICE else "-"
-            cpu = f"{s.time_s * 1000:.1f} ms" if s.kind != analysis.DEVICE else "-"
+            mark = " (ranked by)" if kind == row.kind else ""
             rows.append(
-                f"| {s.pass_name} | {SHORT[s.kind]} | {s.share * 100:.1f}% | {cpu} | {device} "
-                f"| {s.count} | {_ops(s, 5) or '-'} |"
+                f"| {analysis.SHORT[kind]}{mark} | {cell.share * 100:.1f}% | {cell.time_s * 1000:.1f} ms "
+                f"| {analysis.DENOMINATOR[kind]} |"
             )
-            if s.kernels:
-                notes.append(
-                    "Device work launched here: "
-                    + ", ".join(
-                        f"`{analysis.kernel_label(k['name'])}` ×{k['count']} ({k['device_us'] / 1000:.1f} ms)"
-                        for k in s.kernels[:5]
-                    )
-                    + "."
+        if row.ops:
+            notes.append(
+                f"Ops from this line ({row.count} calls): "
+                + ", ".join(
+                    f"`{o['name']}` ×{o['count']} ({o['self_cpu_us'] / 1000:.1f} ms)" for o in row.ops[:5]
                 )
-            if s.backward and s.forward_lines:
-                links = ", ".join(
-                    f"[line {f['line']}]({_uri(f['file'])}#L{f['line']})" for f in s.forward_lines[:5]
+                + "."
+            )
+        if row.kernels:
+            notes.append(
+                "Device work launched here: "
+                + ", ".join(
+                    f"`{analysis.kernel_label(k['name'])}` ×{k['count']} ({k['device_us'] / 1000:.1f} ms)"
+                    for k in row.kernels[:5]
                 )
-                notes.append(f"Backward work for forward {links}.")
-            if not s.exact:
-                notes.append(f"Inside `{s.function}`; the profiler cannot name the exact line.")
+                + "."
+            )
+        if row.calls:
+            notes.append(
+                "Calls from this line (cProfile): "
+                + ", ".join(
+                    f"`{c['name']}` ×{c['count']} ({c['cumtime_s'] * 1000:.1f} ms)" for c in row.calls[:5]
+                )
+                + "."
+            )
+        if row.backward and row.forward_lines:
+            links = ", ".join(
+                f"[line {f['line']}]({_uri(f['file'])}#L{f['line']})" for f in row.forward_lines[:5]
+            )
+            notes.append(f"Backward work for forward {links}.")
+        if not row.exact:
+            notes.append(f"Inside `{row.function}`; the profiler cannot name the exact line.")
     out = ["**bottleneck**"]
     if rows:
-        out += [
-            "",
-            "| pass | kind | share | CPU | device | count | top ops |",
-            "| --- | --- | --- | --- | --- | --- | --- |",
-            *rows,
-        ]
+        out += ["", "| column | share | time | share of |", "| --- | --- | --- | --- |", *rows]
     if notes:
         out += ["", *notes]
     verdict = doc.get("verdict") if doc else None
     if verdict:
-        sentence = report.verdict_sentence(verdict)
+        sentence = wording.verdict_sentence(verdict)
         bound, _, rest = sentence.partition(":")
         out += ["", f"**{bound}**:{rest}"]
         if verdict.get("pass"):

@@ -277,26 +277,25 @@ def _workspace_folder_of(ls: BottleneckServer, path: str) -> str | None:
 
 
 def _summary(doc: dict[str, Any], added: list[notes.Annotation]) -> str:
+    """One line: how the run ended, its top line (the first row of the one ranking: the
+    same line the CLI prints first), the verdict."""
     name = os.path.basename(doc["script"])
-    spots = sorted((a.hotspots[0] for a in added if a.hotspots), key=lambda h: h.share, reverse=True)
     if doc["status"] not in ("ok",):
         head = f"{name}: {doc['status']}"
         if doc.get("exit_code") not in (None, 0):
             head += f" (exit code {doc['exit_code']})"
     else:
         head = f"{name}: done"
-    verdict = doc.get("verdict")
-    if verdict and verdict["bound"] == "gpu":
-        # The device is the limit: the line that keeps it busy comes first.
-        spots.sort(key=lambda h: h.kind != analysis.DEVICE)
-    if spots:
-        top = spots[0]
+    rows = [a.row for a in added if a.row is not None]
+    if rows:
+        top = rows[0]  # annotations.build keeps analysis.hotspots' order
         head += (
             f"; top line {os.path.basename(top.file)}:{top.line} "
             f"{top.share * 100:.1f}% of {analysis.KIND_LABEL[top.kind]}"
         )
     else:
         head += "; no hot line in your files"
+    verdict = doc.get("verdict")
     if verdict:
         head += (
             f"; {verdict['bound'].upper()}-bound (device busy {verdict['device_busy_fraction'] * 100:.0f}%)"
@@ -310,6 +309,7 @@ async def _run(ls: BottleneckServer, script: str, running: Running) -> dict[str,
     planned = list(job.spec.passes or ALL_PASSES)
 
     streamed = 0
+    interim: list[asyncio.Future[None]] = []
 
     def on_event(event: JobEvent) -> None:
         nonlocal streamed
@@ -335,6 +335,18 @@ async def _run(ls: BottleneckServer, script: str, running: Running) -> dict[str,
             )
         elif event.kind == "pass_end":
             ls.log(f"{os.path.basename(script)}: pass {event.pass_name} ended: {event.status}")
+            if event.doc is not None and event.index + 1 < event.total and event.doc["status"] == "ok":
+                # Progressive: the hot lines as the passes so far have them (the sample pass
+                # runs first, at about the script's own speed); later passes refine them.
+                added = ls.replace_results(script, event.doc)
+                ls.log(
+                    f"{os.path.basename(script)}: {len(added)} annotations after the {event.pass_name} pass"
+                )
+                if token is not None:
+                    ls.work_done_progress.report(
+                        token, types.WorkDoneProgressReport(message=_summary(event.doc, added))
+                    )
+                interim.append(asyncio.ensure_future(ls.refresh_lenses()))
 
     job.on_event = on_event
     ended = "cancelled"
@@ -354,6 +366,8 @@ async def _run(ls: BottleneckServer, script: str, running: Running) -> dict[str,
             if future is not None:
                 future.add_done_callback(lambda f: job.stop() if f.cancelled() else None)
         doc = await job.run()
+        if interim:
+            await asyncio.gather(*interim)
         runner_done = time.perf_counter()
         runner_done_at = datetime.datetime.now().isoformat(sep=" ", timespec="microseconds")
         ls.state.last_script = script

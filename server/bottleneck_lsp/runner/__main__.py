@@ -18,8 +18,7 @@ from typing import Any
 from . import environment, script
 from .paths import FileClassifier
 
-PASSES = ("cprofile", "cpu", "timeline", "cuda")
-DEVICE_PASSES = ("timeline", "cuda")
+PASSES = ("sample", "cprofile", "cpu", "cuda")
 
 
 def _parse(argv: list[str]) -> argparse.Namespace:
@@ -117,6 +116,30 @@ class _Run:
         self.started = time.perf_counter()  # the pass's wall time counts from its turn
         return True
 
+    def _prepare_cuda(self, torch: Any, required: bool) -> bool:
+        """Initialise CUDA before the script runs (start-up, never charged to a line).
+        False when no device activity can be recorded; for a pass that needs it
+        (``required``) the part then says why it was skipped."""
+        part = self.part
+        if not torch.cuda.is_available():
+            if required:
+                part.update({"status": "skipped", "skip_reason": _no_cuda_reason(torch)})
+            return False
+        if not _records_kernels(torch):
+            reason = (
+                f"torch {torch.__version__} cannot record CUDA kernels here (its profiler lists no "
+                "CUDA activity: built without CUPTI/Kineto); device time is not measured"
+            )
+            part.setdefault("notes", []).append(reason)
+            if not required:
+                return False
+        begin = time.perf_counter()
+        torch.cuda.init()
+        torch.zeros(1, device="cuda")
+        torch.cuda.synchronize()
+        part["startup"]["cuda_init_s"] = round(time.perf_counter() - begin, 6)
+        return True
+
     def run(self) -> None:
         ns = self.ns
         script_path = os.path.abspath(ns.script)
@@ -149,45 +172,33 @@ class _Run:
             from .passes import CProfilePass
 
             self.profiler = CProfilePass(self.files)
+        elif ns.pass_name == "sample":
+            from .passes import SamplePass
+
+            # With a GPU the light pass also records the device's activity (the verdict).
+            on_device = torch is not None and self._prepare_cuda(torch, required=False)
+            self.profiler = SamplePass(
+                self.files, torch if on_device else None, save_raw=ns.save_raw, script=script_path
+            )
         elif torch is None:
             part.update({"status": "skipped", "skip_reason": f"torch is not importable: {torch_error}"})
             self.conclude()
             return
         else:
-            if ns.pass_name in DEVICE_PASSES:
-                if not torch.cuda.is_available():
-                    part.update({"status": "skipped", "skip_reason": _no_cuda_reason(torch)})
-                    self.conclude()
-                    return
-                if not _records_kernels(torch):
-                    reason = (
-                        f"torch {torch.__version__} cannot record CUDA kernels here (its profiler "
-                        "lists no CUDA activity: built without CUPTI/Kineto)"
-                    )
-                    if ns.pass_name == "timeline":
-                        part.update({"status": "skipped", "skip_reason": reason})
-                        self.conclude()
-                        return
-                    part.setdefault("notes", []).append(reason + "; device time is not measured")
-                begin = time.perf_counter()
-                torch.cuda.init()
-                torch.zeros(1, device="cuda")
-                torch.cuda.synchronize()
-                part["startup"]["cuda_init_s"] = round(time.perf_counter() - begin, 6)
-            from .passes import AutogradPass, TimelinePass
+            if ns.pass_name == "cuda" and not self._prepare_cuda(torch, required=True):
+                self.conclude()
+                return
+            from .passes import AutogradPass
 
-            if ns.pass_name == "timeline":
-                self.profiler = TimelinePass(torch, self.files, save_raw=ns.save_raw, script=script_path)
-            else:
-                self.profiler = AutogradPass(
-                    ns.pass_name,
-                    torch,
-                    self.files,
-                    exact_lines=not ns.no_exact_lines,
-                    event_budget=ns.event_budget,
-                    save_raw=ns.save_raw,
-                    script=script_path,
-                )
+            self.profiler = AutogradPass(
+                ns.pass_name,
+                torch,
+                self.files,
+                exact_lines=not ns.no_exact_lines,
+                event_budget=ns.event_budget,
+                save_raw=ns.save_raw,
+                script=script_path,
+            )
         self.profiler.start()
         try:
             script.run_as_main(code, script_path)

@@ -140,6 +140,8 @@ class Attributor:
         self._callees: dict[str, tuple[LineStats | None, bool]] = {}
         self._forward_seq: dict[int, LineStats] = {}
         self._backward_windows: list[tuple[int, int, LineStats]] = []
+        # top-level ops: (start, end, thread, line, name), for _uncount_contained
+        self._top_level: list[tuple[int, int, int, LineStats, str]] = []
         # correlation id of an op -> (its line, its name, start, thread)
         self._correlation: dict[int, tuple[LineStats, str, int, int]] = {}
         # per thread: top-level backward ops as (start, end, sequence number), in order
@@ -206,6 +208,47 @@ class Attributor:
         self._backward_windows.sort(key=lambda w: w[0])
         for root in others:
             self._walk(root, self._backward_context(root.start_time_ns))
+        self._uncount_contained()
+
+    def _uncount_contained(self) -> None:
+        """Nothing counted twice. A range (a ``record_function`` block, torch's own
+        ``Optimizer.step#...`` or DataLoader ranges) is opened and closed from Python, so
+        the event tree hangs it under the call that opened it: the ops that ran inside it
+        become its siblings, not its children, and its self time would be its whole
+        duration while those ops are also charged to their own lines. Here, per thread, a
+        top-level op that contains other top-level ops keeps as self time only what its
+        immediate contents did not take (contents are disjoint on one thread)."""
+        events = self._top_level
+        self._top_level = []
+        if not events:
+            return
+        events.sort(key=lambda e: (e[2], e[0], -e[1]))
+        covered: dict[int, int] = {}  # index of a container -> time of its immediate contents
+        stack: list[int] = []
+        tid = None
+        for i, (start, end, thread, _target, _name) in enumerate(events):
+            if thread != tid:
+                stack.clear()
+                tid = thread
+            while stack and events[stack[-1]][1] < end:
+                stack.pop()
+            if stack and events[stack[-1]][0] <= start:
+                parent = stack[-1]
+                covered[parent] = covered.get(parent, 0) + (end - start)
+            stack.append(i)
+        for index, inner in covered.items():
+            start, end, _thread, target, name = events[index]
+            entry = target.ops.get(name)
+            take = min(inner, end - start, target.self_ns, entry[0] if entry is not None else inner)
+            if take <= 0:
+                continue
+            target.self_ns -= take
+            if entry is not None:
+                entry[0] -= take
+            op = self.ops.get(name)
+            if op is not None:
+                op.self_ns -= take
+            self.total_self_ns -= take
 
     def _walk(self, root: Any, root_ctx: LineStats | None) -> None:
         py_call, py_ccall, torch_op, kineto = (
@@ -222,6 +265,7 @@ class Attributor:
         callees = self._callees
         callee_of = self._callee
         missing: Any = _MISSING
+        top_level = self._top_level
         device = self.device
         correlation = self._correlation
         events = 0
@@ -265,6 +309,7 @@ class Attributor:
                     total -= dur
                 else:
                     target.count += 1
+                    top_level.append((node.start_time_ns, node.end_time_ns, node.start_tid, target, name))
                     fields = node.extra_fields
                     if "::" not in name and fields.scope == torchscript:
                         target.opaque.add(f"TorchScript function {name}")

@@ -17,7 +17,7 @@ from .attribution import TOP_LINKS, TOP_OPS, Attributor, LineStats
 from .callsites import position_fields, source_position
 from .device import Activity
 from .paths import FileClassifier, is_runner_file
-from .sampler import LineSampler
+from .sampler import ThreadSampler
 
 TOP_FUNCTIONS = 30
 TOP_KERNELS = 5
@@ -40,18 +40,15 @@ class CProfilePass:
 
         self.files = files
         self.profiler = cProfile.Profile()
-        self.sampler = LineSampler(files)
         self.started = 0.0
         self.stopped = 0.0
 
     def start(self) -> None:
         self.started = time.perf_counter()
-        self.sampler.start()
         self.profiler.enable()
 
     def stop(self) -> None:
         self.profiler.disable()
-        self.sampler.stop()
         if not self.stopped:
             self.stopped = time.perf_counter()
 
@@ -96,13 +93,6 @@ class CProfilePass:
             "totals": {"tottime_s": round(total_tt, 6), "calls": total_calls},
             "functions": functions,
             "call_sites": sites,
-            "samples": {
-                "interval_s": self.sampler.interval,
-                "total": self.sampler.total,
-                "lines": [
-                    {**line, **position_fields(line["file"], line["line"])} for line in self.sampler.lines()
-                ],
-            },
             "postprocess_s": round(time.perf_counter() - begin, 6),
         }
 
@@ -357,68 +347,83 @@ def recording_header(
     }
 
 
-class TimelinePass:
-    """Device activity only: no Python stacks, no CPU ops, no line marker. The script runs
-    at nearly its own speed, so the busy time it measures against wall time decides the
-    CPU/GPU verdict (a traced run inflates the CPU side)."""
+class SamplePass:
+    """The light pass, run first: a thread samples the main thread's line every
+    millisecond (wall, CPU and Python time per line; see ``sampler.py``), and, with a GPU,
+    the device's activity is recorded alone (no Python stacks, no CPU ops, no line marker).
+    The script runs at nearly its own speed, so the busy time measured here against wall
+    time decides the CPU/GPU verdict (a traced run inflates the CPU side)."""
 
-    name = "timeline"
+    name = "sample"
 
     def __init__(
-        self, torch: Any, files: FileClassifier, save_raw: str | None = None, script: str = ""
+        self, files: FileClassifier, torch: Any = None, save_raw: str | None = None, script: str = ""
     ) -> None:
+        self.files = files
         self.torch = torch
         self.script = script
-        self.files = files
-        self.profiler, self.description = make_profiler(torch, with_stack=False, device="cuda", cpu=False)
         self.save_raw = save_raw
+        self.sampler = ThreadSampler(files)
+        self.device: Any = None
+        self.description = ""
+        if torch is not None:
+            self.device, self.description = make_profiler(torch, with_stack=False, device="cuda", cpu=False)
         self.started = 0.0
         self.stopped = 0.0
         self.running = False
 
     def start(self) -> None:
-        self.profiler.__enter__()
+        if self.device is not None:
+            self.device.__enter__()
         self.running = True
         self.started = time.perf_counter()
+        self.sampler.start()
 
     def stop(self) -> None:
         if not self.running:
             return
         self.running = False
-        try:
-            self.torch.cuda.synchronize()
-        except Exception:  # noqa: BLE001 - what was recorded still counts
-            pass
+        self.sampler.stop()
         self.stopped = time.perf_counter()
-        self.profiler.__exit__(None, None, None)
+        if self.device is not None:
+            try:
+                self.torch.cuda.synchronize()
+            except Exception:  # noqa: BLE001 - what was recorded still counts
+                pass
+            self.device.__exit__(None, None, None)
 
     def finish(self) -> dict[str, Any]:
         begin = time.perf_counter()
-        events = list(self.profiler.kineto_results.events())
+        samples = self.sampler.document()
+        for line in samples["lines"]:
+            line.update(position_fields(line["file"], line["line"]))
         wall_ns = int((self.stopped - self.started) * 1e9)
-        notes = []
-        if self.save_raw:
-            try:
-                recording.write(
-                    self.save_raw,
-                    {
-                        **recording_header(self.torch, self.name, self.script, self.files, set(), wall_ns),
-                        "profiler": self.description,
-                        "tree": [],
-                        "events": recording.dump_events(events),
-                    },
-                )
-                notes.append(f"raw recording written to {self.save_raw}")
-            except Exception as exc:  # noqa: BLE001 - the results still count
-                notes.append(f"raw recording not written: {type(exc).__name__}: {exc}")
-        activities, runtime = device.from_kineto(events)
-        return {
-            "script_wall_s": round(wall_ns / 1e9, 6),
-            "device": device.summarize(activities, wall_ns, runtime),
-            "device_event_count": sum(1 for a in activities if a.on_device),
-            "postprocess_s": round(time.perf_counter() - begin, 6),
-            "notes": notes,
-        }
+        out: dict[str, Any] = {"script_wall_s": round(wall_ns / 1e9, 6), "samples": samples, "notes": []}
+        if self.device is not None:
+            events = list(self.device.kineto_results.events())
+            if self.save_raw:
+                out["notes"].append(self._save_raw(events, wall_ns))
+            activities, runtime = device.from_kineto(events)
+            out["device"] = device.summarize(activities, wall_ns, runtime)
+            out["device_event_count"] = sum(1 for a in activities if a.on_device)
+        out["postprocess_s"] = round(time.perf_counter() - begin, 6)
+        return out
+
+    def _save_raw(self, events: list[Any], wall_ns: int) -> str:
+        assert self.save_raw is not None
+        try:
+            recording.write(
+                self.save_raw,
+                {
+                    **recording_header(self.torch, self.name, self.script, self.files, set(), wall_ns),
+                    "profiler": self.description,
+                    "tree": [],
+                    "events": recording.dump_events(events),
+                },
+            )
+        except Exception as exc:  # noqa: BLE001 - the results still count
+            return f"raw recording not written: {type(exc).__name__}: {exc}"
+        return f"raw recording written to {self.save_raw}"
 
 
 def _ops_list(ops: dict[str, list[int]], total_ns: int) -> list[dict[str, Any]]:

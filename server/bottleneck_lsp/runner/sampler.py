@@ -1,37 +1,182 @@
-"""Python time per source line, by sampling the main thread on CPU-time ticks.
+"""Wall and CPU time per source line of the main thread, from two kinds of looks.
 
-cProfile knows functions, not lines; a plain Python loop (no calls) has no call site at
-all. Every ``interval`` seconds of process CPU time (ITIMER_PROF), the signal handler
-looks at the interrupted frame and counts the innermost line in the user's files.
-Samples taken while a C call (a torch op) runs land when the call returns, on its line
-or the next one: the autograd passes, not this sampler, place op time exactly.
+Each look charges the time since the last look (by either kind), wall clock and the main
+thread's own CPU clock, to one line of the user's files (the innermost one in the stack):
+
+- a plain thread looks every ``interval`` seconds through ``sys._current_frames()``. Torch
+  ops release the GIL while they run, so it sees the line that is waiting in C, where a
+  signal handler cannot: Python runs handlers between bytecodes only, so a tick that falls
+  inside a torch op is handled when the op returns, on the *next* line;
+- a wall-clock timer signal (``ITIMER_REAL``, every ``signal_interval``) is handled in the
+  main thread between bytecodes: it sees Python code as it runs, where the thread cannot
+  (while the main thread runs Python it holds the GIL, and the thread's look waits for it).
+  A signal handled right after a C call returns charges the time since the thread's last
+  look to the line of that C call, which ran until then, not to the line that runs next.
+
+So the time around a switch between Python and C is misplaced by at most about one
+``signal_interval``. Each look also says whether the main thread was running Python or was
+inside a C call made from its innermost frame (a call, an operator, a subscript): "Python
+time" is the former. A C call that holds the GIL delays both kinds of look until it
+returns; its time then lands on the line that runs next. Threads other than the main one
+are counted apart, by wall time per line.
+
+The timer is the process's one ``ITIMER_REAL`` (SIGALRM): when the script uses it
+(``signal.alarm``, ``signal.setitimer(ITIMER_REAL)``, a SIGALRM handler), the timer stops
+and hands SIGALRM back untouched; the thread's looks go on.
 """
 
 from __future__ import annotations
 
-import os
+import dis
 import signal
+import sys
+import threading
+import time
 from types import FrameType
 from typing import Any
 
 from .paths import FileClassifier
 
+# Instructions during which the frame's thread is in C code that the frame called
+# (a builtin or extension function, an operator on tensors, a subscript).
+_C_CALL_OPS = frozenset(
+    dis.opmap[name]
+    for name in (
+        "CALL",
+        "CALL_FUNCTION",
+        "CALL_METHOD",
+        "CALL_FUNCTION_EX",
+        "CALL_FUNCTION_KW",
+        "CALL_KW",
+        "PRECALL",
+        "BINARY_OP",
+        "BINARY_SUBSCR",
+        "STORE_SUBSCR",
+        "COMPARE_OP",
+        "CONTAINS_OP",
+        "BINARY_MATRIX_MULTIPLY",
+        "INPLACE_MATRIX_MULTIPLY",
+        "BINARY_MULTIPLY",
+        "BINARY_ADD",
+        "BINARY_SUBTRACT",
+        "BINARY_TRUE_DIVIDE",
+        "INPLACE_ADD",
+        "INPLACE_MULTIPLY",
+        "INPLACE_SUBTRACT",
+    )
+    if name in dis.opmap
+)
 
-class LineSampler:
-    def __init__(self, files: FileClassifier, interval: float = 0.001) -> None:
+
+def _in_c_call(frame: FrameType) -> bool:
+    code = frame.f_code.co_code
+    index = frame.f_lasti
+    return 0 <= index < len(code) and code[index] in _C_CALL_OPS
+
+
+class _Line:
+    __slots__ = ("cpu_ns", "function", "python_ns", "ticks", "wall_ns")
+
+    def __init__(self, function: str) -> None:
+        self.function = function
+        self.wall_ns = 0
+        self.cpu_ns = 0
+        self.python_ns = 0
+        self.ticks = 0
+
+
+class _TimerGuard:
+    """Hands SIGALRM and ITIMER_REAL back to the script the moment it reaches for them."""
+
+    def __init__(self, sampler: ThreadSampler) -> None:
+        self.sampler = sampler
+        self.saved: dict[str, Any] = {}
+
+    def install(self) -> None:
+        for name in ("alarm", "setitimer", "signal", "getsignal", "getitimer"):
+            self.saved[name] = getattr(signal, name)
+        saved = self.saved
+
+        def release() -> None:
+            self.sampler.release_timer()
+
+        def alarm(seconds: int) -> int:
+            release()
+            result: int = saved["alarm"](seconds)
+            return result
+
+        def setitimer(which: int, seconds: float, interval: float = 0.0) -> Any:
+            if which == signal.ITIMER_REAL:
+                release()
+            return saved["setitimer"](which, seconds, interval)
+
+        def getitimer(which: int) -> Any:
+            if which == signal.ITIMER_REAL:
+                release()
+            return saved["getitimer"](which)
+
+        def set_handler(signalnum: int, handler: Any) -> Any:
+            if signalnum == signal.SIGALRM:
+                release()
+            return saved["signal"](signalnum, handler)
+
+        def getsignal(signalnum: int) -> Any:
+            if signalnum == signal.SIGALRM:
+                release()
+            return saved["getsignal"](signalnum)
+
+        signal.alarm = alarm
+        signal.setitimer = setitimer
+        signal.getitimer = getitimer
+        signal.signal = set_handler
+        signal.getsignal = getsignal
+
+    def uninstall(self) -> None:
+        for name, value in self.saved.items():
+            setattr(signal, name, value)
+        self.saved = {}
+
+
+class ThreadSampler:
+    """Samples the thread that creates it (the script's main thread)."""
+
+    def __init__(
+        self, files: FileClassifier, interval: float = 0.001, signal_interval: float = 0.0005
+    ) -> None:
         self.files = files
         self.interval = interval
-        self.counts: dict[tuple[str, int], list[Any]] = {}  # (path, line) -> [count, function]
-        self.total = 0
+        self.signal_interval = signal_interval
+        self.target = threading.get_ident()
+        self.lines: dict[tuple[str, int], _Line] = {}
+        self.other: dict[tuple[str, str, int], _Line] = {}  # (thread name, path, line)
+        self.ticks = 0
+        self.signal_looks = 0
+        self.wall_ns = 0  # sampled in all
+        self.cpu_ns = 0
+        self.outside_ns = 0  # sampled while no frame of the user's files was on the stack
+        self.overhead_ns = 0  # the sampler thread's own CPU time
+        self.timer_released = False
         self._paths: dict[str, str | None] = {}
-        self._previous: Any = None
-        self._pid = os.getpid()
-        self.available = hasattr(signal, "setitimer") and hasattr(signal, "SIGPROF")
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._last_wall = 0
+        self._last_cpu = 0
+        self._last_signal = 0
+        self._last_charge = 0
+        self._c_seen: tuple[tuple[str, int], str] | None = None  # the last look saw a C call there
+        self._signal_ns = int(signal_interval * 1e9)
+        self._late_ns = int(signal_interval * 1.25e9)
+        self.late_signals = 0
+        self._busy = False  # a look is charging: a signal arriving meanwhile skips its turn
+        self._previous_handler: Any = None
+        self._guard = _TimerGuard(self)
+        try:
+            self._clock: int | None = time.pthread_getcpuclockid(self.target)
+        except (AttributeError, OSError):
+            self._clock = None  # no per-thread CPU clock here: CPU time is not reported
 
-    def _on_tick(self, signum: int, frame: FrameType | None) -> None:
-        if os.getpid() != self._pid:
-            return
-        self.total += 1
+    # -- the looks -------------------------------------------------------------------------
+    def _user_frame(self, frame: FrameType | None) -> FrameType | None:
         paths = self._paths
         while frame is not None:
             name = frame.f_code.co_filename
@@ -39,39 +184,204 @@ class LineSampler:
             if path == "":
                 path = paths[name] = self.files.resolve(name)
             if path is not None:
-                key = (path, frame.f_lineno)
-                entry = self.counts.get(key)
-                if entry is None:
-                    self.counts[key] = [1, frame.f_code.co_name]
-                else:
-                    entry[0] += 1
-                return
+                return frame
             frame = frame.f_back
+        return None
 
-    def start(self) -> None:
-        if not self.available:
+    def _charge(
+        self, table: dict[Any, _Line], key: Any, frame: FrameType, wall: int, cpu: int, python: int
+    ) -> None:
+        entry = table.get(key)
+        if entry is None:
+            entry = table[key] = _Line(frame.f_code.co_name)
+        entry.ticks += 1
+        entry.wall_ns += wall
+        entry.cpu_ns += cpu
+        entry.python_ns += python
+
+    def _cpu_fraction(self) -> float:
+        """How much of the time since the last look the main thread spent on a CPU."""
+        clock = self._clock
+        now = time.perf_counter_ns()
+        cpu_now = time.clock_gettime_ns(clock) if clock is not None else 0
+        wall, cpu = now - self._last_wall, cpu_now - self._last_cpu
+        self._last_wall, self._last_cpu = now, cpu_now
+        return min(cpu / wall, 1.0) if wall > 0 and clock is not None else 0.0
+
+    def _look(self, top: FrameType, now: int, span: int, python: bool) -> None:
+        """Charge the time since the last charged look, at most ``span`` ns (this kind of
+        look's own period: what it can vouch for), to the user's line in ``top``'s stack."""
+        quantum = max(min(span, now - self._last_charge), 0)
+        self._last_charge = now
+        self._c_seen = None
+        self.ticks += 1
+        self.wall_ns += quantum
+        cpu = int(quantum * self._cpu_fraction())
+        self.cpu_ns += cpu
+        found = self._user_frame(top)
+        if found is None:
+            self.outside_ns += quantum
             return
-        self._previous = signal.signal(signal.SIGPROF, self._on_tick)
-        signal.setitimer(signal.ITIMER_PROF, self.interval, self.interval)
+        path = self._paths[found.f_code.co_filename]
+        assert path is not None
+        key = (path, found.f_lineno)
+        self._charge(self.lines, key, found, quantum, cpu, quantum if python else 0)
+        if not python:
+            self._c_seen = (key, found.f_code.co_name)
+
+    def _on_signal(self, signum: int, frame: FrameType | None) -> None:
+        """The timer, in the main thread between bytecodes. On time (the previous tick was
+        handled one interval ago), the main thread is running Python here. Late (a tick
+        was held back by a C call and is handled at the next check point, often a line
+        later), it says nothing: the thread's looks cover that C call."""
+        if self._busy or frame is None or threading.get_ident() != self.target:
+            return
+        now = time.perf_counter_ns()
+        gap, self._last_signal = now - self._last_signal, now
+        self._busy = True
+        try:
+            if gap <= self._late_ns and not _in_c_call(frame):
+                self.signal_looks += 1
+                self._look(frame, now, min(gap, self._signal_ns), True)
+                return
+            self.late_signals += 1
+            seen = self._c_seen
+            if seen is not None:
+                # The C call the thread saw last ran until just now (this tick waited for
+                # it): the rest of its time is its line's (as seen then: frames move on).
+                key, function = seen
+                wall = max(now - self._last_charge, 0)
+                self._last_charge = now
+                self.ticks += 1
+                self.wall_ns += wall
+                cpu = int(wall * self._cpu_fraction())
+                self.cpu_ns += cpu
+                entry = self.lines.get(key)
+                if entry is None:
+                    entry = self.lines[key] = _Line(function)
+                entry.ticks += 1
+                entry.wall_ns += wall
+                entry.cpu_ns += cpu
+        finally:
+            self._busy = False
+
+    def _run(self) -> None:
+        if hasattr(signal, "pthread_sigmask"):
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})  # the timer is the main thread's
+        own = time.thread_time_ns
+        names = {t.ident: t.name for t in threading.enumerate()}
+        me = threading.get_ident()
+        timer = self._previous_handler is not None
+        last = time.perf_counter_ns()
+        while not self._stop.wait(self.interval):
+            begin = own()
+            now = time.perf_counter_ns()
+            span, last = now - last, now
+            frames = sys._current_frames()
+            top = frames.get(self.target)
+            if top is None:  # the main thread has ended
+                break
+            # In a C call (the GIL released, or this look could not run): on time, and
+            # what only this thread can see. Running Python: the timer's looks are the
+            # ones on time there (this look waited for the GIL); without the timer, this.
+            if _in_c_call(top) or not timer or self.timer_released:
+                self._busy = True
+                try:
+                    self._look(top, now, span, not _in_c_call(top))
+                finally:
+                    self._busy = False
+            for ident, frame in frames.items():
+                if ident == self.target or ident == me:
+                    continue
+                other = self._user_frame(frame)
+                if other is not None:
+                    name = names.get(ident)
+                    if name is None:
+                        names = {t.ident: t.name for t in threading.enumerate()}
+                        name = names.get(ident, str(ident))
+                    path = self._paths[other.f_code.co_filename]
+                    assert path is not None
+                    self._charge(self.other, (name, path, other.f_lineno), other, span, 0, 0)
+            del frames, top
+            self.overhead_ns += own() - begin
+
+    # -- control -----------------------------------------------------------------------------
+    def start(self) -> None:
+        """From the main thread, where the timer's handler must run."""
+        self._last_wall = self._last_signal = self._last_charge = time.perf_counter_ns()
+        self._last_cpu = time.clock_gettime_ns(self._clock) if self._clock is not None else 0
+        if hasattr(signal, "setitimer") and threading.get_ident() == threading.main_thread().ident:
+            if signal.getsignal(signal.SIGALRM) in (signal.SIG_DFL, signal.SIG_IGN, None):
+                self._previous_handler = signal.signal(signal.SIGALRM, self._on_signal)
+                signal.setitimer(signal.ITIMER_REAL, self.signal_interval, self.signal_interval)
+                self._guard.install()
+        self._thread = threading.Thread(target=self._run, name="bottleneck-sampler", daemon=True)
+        self._thread.start()
+
+    def release_timer(self) -> None:
+        """Stop the timer and give SIGALRM back as it was (the script wants it)."""
+        if self._previous_handler is None:
+            return
+        self._guard.uninstall()
+        signal.setitimer(signal.ITIMER_REAL, 0, 0)
+        signal.signal(signal.SIGALRM, self._previous_handler)
+        self._previous_handler = None
+        self.timer_released = True
 
     def stop(self) -> None:
-        if not self.available or self._previous is None:
+        if self._previous_handler is not None:
+            self.release_timer()
+            self.timer_released = False
+        if self._thread is None:
             return
-        signal.setitimer(signal.ITIMER_PROF, 0, 0)
-        signal.signal(signal.SIGPROF, self._previous)
-        self._previous = None
+        self._stop.set()
+        if self._thread is not threading.current_thread():
+            self._thread.join(timeout=5)
+        self._thread = None
 
-    def lines(self) -> list[dict[str, Any]]:
-        """Per line: samples, seconds (samples x interval), share of all samples."""
-        ranked = sorted(self.counts.items(), key=lambda kv: kv[1][0], reverse=True)
-        return [
-            {
-                "file": path,
-                "line": line,
-                "function": function,
-                "samples": count,
-                "time_s": round(count * self.interval, 6),
-                "share": round(count / self.total, 6) if self.total else 0.0,
-            }
-            for (path, line), (count, function) in ranked
-        ]
+    # -- results -----------------------------------------------------------------------------
+    def document(self) -> dict[str, Any]:
+        """Per line: wall, CPU and Python time of the main thread; shares of the sampled
+        wall (and CPU) time. Other threads' lines apart, by wall time."""
+
+        def share(part: int, total: int) -> float:
+            return round(part / total, 6) if total > 0 else 0.0
+
+        ranked = sorted(self.lines.items(), key=lambda kv: kv[1].wall_ns, reverse=True)
+        others = sorted(self.other.items(), key=lambda kv: kv[1].wall_ns, reverse=True)
+        return {
+            "interval_s": self.interval,
+            "signal_interval_s": self.signal_interval,
+            "ticks": self.ticks,
+            "signal_looks": self.signal_looks,
+            "late_signals": self.late_signals,
+            "timer_released": self.timer_released,
+            "wall_s": round(self.wall_ns / 1e9, 6),
+            "cpu_s": round(self.cpu_ns / 1e9, 6) if self._clock is not None else None,
+            "outside_s": round(self.outside_ns / 1e9, 6),
+            "sampler_cpu_s": round(self.overhead_ns / 1e9, 6),
+            "lines": [
+                {
+                    "file": path,
+                    "line": line,
+                    "function": s.function,
+                    "ticks": s.ticks,
+                    "wall_s": round(s.wall_ns / 1e9, 6),
+                    "cpu_s": round(s.cpu_ns / 1e9, 6),
+                    "python_s": round(s.python_ns / 1e9, 6),
+                    "wall_share": share(s.wall_ns, self.wall_ns),
+                    "cpu_share": share(s.cpu_ns, self.cpu_ns),
+                }
+                for (path, line), s in ranked
+            ],
+            "threads": [
+                {
+                    "thread": thread,
+                    "file": path,
+                    "line": line,
+                    "function": s.function,
+                    "wall_s": round(s.wall_ns / 1e9, 6),
+                }
+                for (thread, path, line), s in others[:50]
+            ],
+        }

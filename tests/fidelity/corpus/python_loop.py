@@ -1,4 +1,3 @@
-# fidelity: pass=cprofile
 def slow(n):
     return sum(i * i for i in range(n))  # PLANT:loop
 

@@ -1,0 +1,109 @@
+"""The words for a row and a verdict, written once for the CLI and the editor.
+
+``message`` is a row's full sentence (compiler-style lines, diagnostics); ``lens`` its short
+form (code lenses); ``verdict_sentence`` the CPU/GPU verdict. ``plain=True`` gives ASCII
+(the CLI's report is ASCII, like the old tool's).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .analysis import COLUMNS, CPU, DEVICE, KIND_LABEL, PYTHON, SHORT, WAIT, WALL, Hotspot, kernel_label
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1000:.0f} ms" if seconds >= 0.01 else f"{seconds * 1000:.2f} ms"
+
+
+def _times(plain: bool) -> str:
+    return "x" if plain else "×"
+
+
+def ops_text(row: Hotspot, n: int = 3, plain: bool = False) -> str:
+    return ", ".join(f"{o['name']} {_times(plain)}{o['count']}" for o in row.ops[:n])
+
+
+def kernels_text(row: Hotspot, n: int = 3, plain: bool = False) -> str:
+    return ", ".join(f"{kernel_label(k['name'])} {_times(plain)}{k['count']}" for k in row.kernels[:n])
+
+
+def _cell_text(row: Hotspot, kind: str, plain: bool) -> str:
+    cell = row.cells[kind]
+    if kind == WAIT:
+        return (
+            f"the CPU waited {ms(cell.time_s)} here on the device ({cell.share * 100:.1f}% of the cuda pass)"
+        )
+    text = f"{cell.share * 100:.1f}% of {KIND_LABEL[kind]} ({ms(cell.time_s)}"
+    if kind == CPU and row.count:
+        text += f", {row.count} call{'s' if row.count != 1 else ''}"
+    if kind == DEVICE and row.device_count:
+        text += f", {row.device_count} kernels"
+    text += ")"
+    if kind == CPU and row.ops:
+        text += ": " + ops_text(row, plain=plain)
+    if kind == DEVICE and row.kernels:
+        text += ": " + kernels_text(row, plain=plain)
+        launchers = [o["name"] for o in row.ops if o.get("self_device_us")]
+        if launchers:
+            text += " launched by " + ", ".join(launchers[:3])
+    return text
+
+
+def message(row: Hotspot, plain: bool = False) -> str:
+    """The row's sentence: the ranking column first, then every other column measured."""
+    order = [row.kind, *[k for k in COLUMNS if k != row.kind]] if row.kind in row.cells else list(COLUMNS)
+    parts = []
+    for kind in order:
+        if kind not in row.cells or (kind == PYTHON and row.kind != PYTHON):
+            continue
+        text = _cell_text(row, kind, plain)
+        if kind == WALL and PYTHON in row.cells and row.cells[PYTHON].time_s > 0:
+            text = text[:-1] + f", {row.cells[PYTHON].share * 100:.1f}% running Python)"
+        parts.append(text)
+    if not row.ops and row.calls:
+        parts.append("calls " + ", ".join(f"{c['name']} {_times(plain)}{c['count']}" for c in row.calls[:3]))
+    text = "; ".join(parts)
+    if row.backward and row.forward_lines:
+        text += "; backward of line " + ", ".join(str(f["line"]) for f in row.forward_lines[:3])
+    if not row.exact:
+        text += f"; somewhere in {row.function}, the profiler cannot name the line"
+    if row.opaque:
+        text += f"; inside {', '.join(row.opaque)}: its own lines are not visible to the profiler"
+    return text.encode("ascii", "replace").decode("ascii") if plain else text
+
+
+def lens(row: Hotspot) -> str:
+    """Short: the ranking column, its top op or kernel, the other columns' shares."""
+    if row.kind not in row.cells:  # a line marked for another column (where the CPU waits)
+        kinds = [k for k in (WALL, CPU, DEVICE) if k in row.cells]
+        parts = [f"{SHORT[k]} {row.cells[k].share * 100:.1f}%" for k in kinds]
+        if WAIT in row.cells:
+            parts.insert(0, f"waits {ms(row.cells[WAIT].time_s)} on the device")
+        return " · ".join(parts)
+    head = f"{row.share * 100:.1f}% {SHORT[row.kind]} · {ms(row.time_s)}"
+    if row.kind == DEVICE and row.kernels:
+        top = row.kernels[0]
+        head += f" · {kernel_label(top['name'])} ×{top['count']}"
+    elif row.ops:
+        head += f" · {row.ops[0]['name']} ×{row.ops[0]['count']}"
+    rest = []
+    for kind in (WALL, CPU, DEVICE):
+        if kind != row.kind and kind in row.cells:
+            rest.append(f"{SHORT[kind]} {row.cells[kind].share * 100:.0f}%")
+    if WAIT in row.cells:
+        rest.append(f"waits {ms(row.cells[WAIT].time_s)} on the device")
+    return " · ".join([head, *rest])
+
+
+def verdict_sentence(v: dict[str, Any]) -> str:
+    """The verdict in one line of plain text."""
+    text = (
+        f"{v['bound'].upper()}-bound: the device was busy {v['device_busy_fraction'] * 100:.0f}% "
+        f"of {v['wall_s']:.2f} s"
+    )
+    if v.get("module_loading_s"):
+        text += f" (one-time CUDA module loading, {v['module_loading_s']:.3f} s, set aside)"
+    if v.get("wait_s") is not None:
+        text += f"; the CPU waited {v['wait_s']:.3f} s on the device"
+    return text + "."

@@ -1,0 +1,8 @@
+# fidelity: columns=wall
+"""A loop that mixes plain Python and torch: each kind of work stays on its own line."""
+import torch
+
+x = torch.randn(250, 250)
+for _ in range(40):
+    s = sum(j * j for j in range(30000))  # PLANT:python
+    y = x @ x  # PLANT:torch

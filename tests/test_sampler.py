@@ -1,0 +1,72 @@
+"""The sample pass: time stays on the line that spends it (also inside a torch op), other
+threads apart, the script's own SIGALRM untouched; and nothing counted twice by ranges."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from bottleneck_lsp import analysis
+from helpers import SCRIPTS, marker_line, run_job
+
+CLI = os.path.join(os.path.dirname(sys.executable), "bottleneck-lsp")
+
+
+def sampled_lines(doc: dict) -> dict[int, dict]:
+    part = analysis.pass_named(doc, "sample")
+    assert part is not None and part["status"] == "ok", part
+    return {line["line"]: line for line in part["samples"]["lines"]}
+
+
+def test_an_operator_keeps_its_time_and_the_next_line_does_not_get_it() -> None:
+    """SIGPROF-style samplers charge `d = c @ b` to `return d.mean()` (the next line)."""
+    doc = run_job("next_line.py", passes=("sample",))
+    lines = sampled_lines(doc)
+    hot, after = marker_line("next_line.py"), marker_line("next_line.py", "# NEXT")
+    assert lines[hot]["wall_share"] > 0.5
+    assert lines.get(after, {"wall_share": 0.0})["wall_share"] < lines[hot]["wall_share"] / 4
+    assert lines[hot]["python_s"] < 0.2 * lines[hot]["wall_s"]  # in a C call, not Python
+
+
+def test_the_first_line_shown_is_the_hot_one_in_the_cli() -> None:
+    done = subprocess.run(
+        [CLI, "profile", str(SCRIPTS / "next_line.py")], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    first = next(line for line in done.stdout.splitlines() if ": warning: " in line or ": note: " in line)
+    assert first.startswith(f"{SCRIPTS / 'next_line.py'}:{marker_line('next_line.py')}:") or (
+        f"next_line.py:{marker_line('next_line.py')}:" in first
+    )
+    assert "% of wall time" in first and "aten::mm" in first
+
+
+def test_other_threads_are_counted_apart() -> None:
+    doc = run_job("threads.py", passes=("sample",))
+    part = analysis.pass_named(doc, "sample")
+    assert part is not None
+    others = [t for t in part["samples"]["threads"] if t["thread"] == "spinner"]
+    assert others and others[0]["line"] == marker_line("threads.py", "# OTHER")
+    assert max(sampled_lines(doc).values(), key=lambda x: x["wall_s"])["line"] == marker_line("threads.py")
+
+
+def test_the_scripts_own_alarm_is_handed_back() -> None:
+    doc = run_job("alarm_user.py", passes=("sample",))
+    part = analysis.pass_named(doc, "sample")
+    assert part is not None and part["status"] == "ok", part.get("error")
+    assert "alarm fired" in part["output_tail"]["stdout"]
+    assert part["samples"]["timer_released"] is True
+
+
+def test_a_record_function_range_keeps_only_its_own_time() -> None:
+    doc = run_job("ranges.py", passes=("cpu",))
+    cpu = analysis.pass_named(doc, "cpu")
+    assert cpu is not None
+    outer = next(op for op in cpu["ops"] if op["name"] == "outer")
+    assert outer["self_cpu_us"] < 0.2 * outer["cpu_total_us"]
+    lines = {line["line"]: line for line in cpu["lines"]}
+    assert lines[marker_line("ranges.py")]["cpu_share"] > 0.6
+    # nothing counted twice: the lines' self times add up to the total, within the run's wall time
+    summed = sum(line["self_cpu_us"] for line in cpu["lines"]) + cpu["unattributed"]["self_cpu_us"]
+    assert abs(summed - cpu["totals"]["self_cpu_us"]) < 1.0
+    assert cpu["totals"]["self_cpu_us"] <= cpu["script_wall_s"] * 1e6

@@ -45,7 +45,7 @@ class Thresholds:
     """Which lines are hotspots, and how loud each is. Shares are fractions (0.1 = 10%)."""
 
     min_share: float = 0.05  # a line at or above this share is always shown
-    top: int = 10  # the top N lines are shown even under min_share
+    top: int = 3  # the top N lines are shown even under min_share
     warning_share: float = 0.20  # at or above: warning; below: information
 
 
@@ -184,6 +184,10 @@ def _add_sampled(rows: _Rows, part: dict[str, Any]) -> None:
 def _add_ops(rows: _Rows, part: dict[str, Any], with_cpu: bool) -> None:
     wall = float(part.get("script_wall_s") or 0.0)
     for entry in part.get("lines", []):
+        if not entry.get("exact", True) and entry.get("function") == "<module>":
+            # Known only as "somewhere at module level" (--no-exact-lines): no line to
+            # show it on (the module's "def line" is line 1, an import or a docstring).
+            continue
         row = rows.get(entry)
         if with_cpu and entry["self_cpu_us"] > 0:
             row.cells[CPU] = Cell(entry["self_cpu_us"] / 1e6, entry["cpu_share"])

@@ -192,9 +192,9 @@ def _add_output_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--top",
         type=int,
-        default=10,
+        default=3,
         metavar="N",
-        help="show at least the N hottest lines per kind (default: 10)",
+        help="show at least the N hottest lines (default: 3)",
     )
     parser.add_argument(
         "--min-share",

@@ -154,20 +154,11 @@ def autograd_lines(part: dict[str, Any] | None, mode: str) -> list[str]:
     summary = part.get("device")
     if device and summary:
         kinds = summary["by_kind"]
-        out.append(
+        out += _device_lines(
+            summary,
             f"Device: {part.get('device_event_count', 0)} events ({kinds['kernel']['count']} kernels, "
-            f"{kinds['memcpy']['count']} memcpy, {kinds['memset']['count']} memset), busy "
-            f"{_ms(summary['busy_s'])} of {summary['wall_s']:.2f} s"
-            + (
-                f"; the CPU waited {_ms(summary['wait_s'])} on the device"
-                if summary.get("wait_s") is not None
-                else ""
-            )
+            f"{kinds['memcpy']['count']} memcpy, {kinds['memset']['count']} memset), ",
         )
-        for k in summary.get("top_kernels", [])[:5]:
-            out.append(
-                f"  {_ms(k['time_s']):>11} x{k['count']:<6} {_ascii(analysis.kernel_label(k['name']))}"
-            )
     unattr = part.get("unattributed") or {}
     if device and unattr.get("self_device_us"):
         out.append(
@@ -205,19 +196,20 @@ def sample_lines(part: dict[str, Any] | None) -> list[str]:
                 out.append(f"  {t['thread']}: {_ms(t['wall_s'])} at {t['file']}:{t['line']}")
     summary = part.get("device")
     if summary:
-        out.append(
-            f"device: busy {_ms(summary['busy_s'])} of {summary['wall_s']:.2f} s; "
-            f"device work {_ms(summary['device_time_s'])}"
-            + (
-                f"; the CPU waited {_ms(summary['wait_s'])} on the device"
-                if summary.get("wait_s") is not None
-                else ""
-            )
-        )
-        for k in summary.get("top_kernels", [])[:5]:
-            out.append(
-                f"  {_ms(k['time_s']):>11} x{k['count']:<6} {_ascii(analysis.kernel_label(k['name']))}"
-            )
+        out += _device_lines(summary, "device: ")
+    return out
+
+
+def _device_lines(summary: dict[str, Any], head: str) -> list[str]:
+    """A pass's device summary: busy time against wall time, the CPU's waits, top kernels."""
+    wait = summary.get("wait_s")
+    out = [
+        f"{head}busy {_ms(summary['busy_s'])} of {summary['wall_s']:.2f} s; "
+        f"device work {_ms(summary['device_time_s'])}"
+        + (f"; the CPU waited {_ms(wait)} on the device" if wait is not None else "")
+    ]
+    for k in summary.get("top_kernels", [])[:5]:
+        out.append(f"  {_ms(k['time_s']):>11} x{k['count']:<6} {_ascii(analysis.kernel_label(k['name']))}")
     return out
 
 

@@ -233,7 +233,10 @@ async function main(): Promise<void> {
       fail("the progress notification has no Cancel button");
     }
 
+    // The sample pass's lenses come first (wall time only); the cpu pass then adds the ops.
     await page.locator(".codelens-decoration", { hasText: /% wall/ }).first().waitFor({ timeout: PROFILE_TIMEOUT_MS });
+    step("first lenses (sample pass) shown");
+    await page.locator(".codelens-decoration", { hasText: /% wall.*aten::/ }).first().waitFor({ timeout: PROFILE_TIMEOUT_MS });
     // Every lens sits just above the line it annotates: the planted line's lens must be there,
     // name an operator, and carry the largest share of wall time of all (the ranking column).
     const lenses = page.locator(".codelens-decoration", { hasText: /% wall/ });

@@ -28,7 +28,7 @@ export const DEFAULTS: ExtensionSettings = {
   timeout: 600,
   minShare: 0.05,
   warningShare: 0.2,
-  top: 10,
+  top: 3,
   codeLens: true,
   exactLines: true,
   eventBudget: 250_000,

@@ -17,7 +17,7 @@ test("bad values fall back to defaults and are named", () => {
   assert.equal(settings.timeout, 600);
   assert.deepEqual(settings.passes, []);
   assert.equal(settings.minShare, 0.05);
-  assert.equal(settings.top, 10);
+  assert.equal(settings.top, 3);
   assert.equal(settings.serverSource, "bundled");
   assert.equal(settings.interpreter, "/x/python");
   assert.equal(problems.length, 5);
@@ -35,7 +35,7 @@ test("server settings use the server's camelCase keys and the chosen interpreter
     timeout: 600,
     minShare: 0.05,
     warningShare: 0.2,
-    top: 10,
+    top: 3,
     codeLens: true,
     exactLines: true,
     eventBudget: 250000,

@@ -21,7 +21,7 @@ class Settings:
     timeout: float = 600.0  # seconds per pass
     min_share: float = 0.05
     warning_share: float = 0.20
-    top: int = 10
+    top: int = 3
     code_lens: bool = True
     exact_lines: bool = True
     event_budget: int = 250_000

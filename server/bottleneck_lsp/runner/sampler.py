@@ -1,28 +1,32 @@
 """Wall and CPU time per source line of the main thread, from two kinds of looks.
 
-Each look charges the time since the last look (by either kind), wall clock and the main
-thread's own CPU clock, to one line of the user's files (the innermost one in the stack):
+Each look charges the time since the previous charge, at most what that kind of look can
+vouch for, to one line of the user's files (the innermost one in the main thread's stack),
+with the main thread's CPU clock alongside:
 
-- a plain thread looks every ``interval`` seconds through ``sys._current_frames()``. Torch
+- a plain thread looks every ``interval`` (1 ms) through ``sys._current_frames()``. Torch
   ops release the GIL while they run, so it sees the line that is waiting in C, where a
-  signal handler cannot: Python runs handlers between bytecodes only, so a tick that falls
-  inside a torch op is handled when the op returns, on the *next* line;
-- a wall-clock timer signal (``ITIMER_REAL``, every ``signal_interval``) is handled in the
-  main thread between bytecodes: it sees Python code as it runs, where the thread cannot
-  (while the main thread runs Python it holds the GIL, and the thread's look waits for it).
-  A signal handled right after a C call returns charges the time since the thread's last
-  look to the line of that C call, which ran until then, not to the line that runs next.
+  signal handler cannot (Python runs handlers between bytecodes only: a tick that falls
+  inside a torch op is handled after it returns, often on the *next* line). Its looks
+  count only while the main thread is in a C call: while the main thread runs Python it
+  holds the GIL, and the thread's look waits for it and lands late, wherever the GIL is
+  released next;
+- a wall-clock timer (``ITIMER_REAL``, every ``signal_interval``: 0.5 ms) is handled in the
+  main thread between bytecodes. A tick handled on time (one interval after the previous
+  one) sees Python code as it runs. A late tick was held back by a C call; it charges the
+  time since the last look to the line of the C call the thread saw last (which ran until
+  just now), and nothing to where it was handled.
 
 So the time around a switch between Python and C is misplaced by at most about one
-``signal_interval``. Each look also says whether the main thread was running Python or was
-inside a C call made from its innermost frame (a call, an operator, a subscript): "Python
-time" is the former. A C call that holds the GIL delays both kinds of look until it
-returns; its time then lands on the line that runs next. Threads other than the main one
+interval, and a C call shorter than the thread's interval that no look saw may go
+uncounted rather than onto the wrong line. "Python time" is what the on-time ticks
+charged (and the thread's looks at Python code when there is no timer). A C call that
+holds the GIL delays both kinds of look until it returns. Threads other than the main one
 are counted apart, by wall time per line.
 
-The timer is the process's one ``ITIMER_REAL`` (SIGALRM): when the script uses it
-(``signal.alarm``, ``signal.setitimer(ITIMER_REAL)``, a SIGALRM handler), the timer stops
-and hands SIGALRM back untouched; the thread's looks go on.
+The timer is the process's one ``ITIMER_REAL`` (SIGALRM): when the script reaches for it
+(``signal.alarm``, ``signal.setitimer(ITIMER_REAL)``, ``signal.signal(SIGALRM)``), the timer
+stops and hands SIGALRM back as it was; the thread's looks go on alone.
 """
 
 from __future__ import annotations

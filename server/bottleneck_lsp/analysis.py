@@ -188,8 +188,14 @@ def _add_ops(rows: _Rows, part: dict[str, Any], with_cpu: bool) -> None:
             # Known only as "somewhere at module level" (--no-exact-lines): no line to
             # show it on (the module's "def line" is line 1, an import or a docstring).
             continue
+        has_cpu = with_cpu and entry["self_cpu_us"] > 0
+        on_device = part["name"] == "cuda" and (
+            entry.get("self_device_us", 0.0) > 0 or entry.get("wait_us", 0.0) > 0
+        )
+        if not (has_cpu or on_device):
+            continue  # nothing of this pass's columns to show for the line
         row = rows.get(entry)
-        if with_cpu and entry["self_cpu_us"] > 0:
+        if has_cpu:
             row.cells[CPU] = Cell(entry["self_cpu_us"] / 1e6, entry["cpu_share"])
             row.count = entry.get("count", 0)
             row.ops = entry.get("ops", [])

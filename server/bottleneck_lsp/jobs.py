@@ -50,7 +50,7 @@ class JobSpec:
     exact_lines: bool = True
     event_budget: int = 250_000  # torch calls recorded per autograd pass; 0: no bound
     prestart: bool = True  # start the pass after cprofile while cprofile runs (see _run)
-    save_raw: str | None = None  # a folder: each autograd pass writes its raw recording there
+    save_raw: str | None = None  # a folder: each profiler pass writes its raw recording there (RAW_PASSES)
 
 
 @dataclass

@@ -270,25 +270,37 @@ class AutogradPass:
 
     def _save_raw(self, tree: Any, results: Any, marker_site: tuple[str, int] | None, wall_ns: int) -> None:
         assert self.save_raw is not None
-        try:
-            names: set[str] = set()
-            nodes, count = recording.dump_tree(tree, names)
-            events = recording.dump_events(results.events())
-            recording.write(
-                self.save_raw,
-                {
-                    **recording_header(self.torch, self.name, self.script, self.files, names, wall_ns),
-                    "exact_lines": self.exact_lines,
-                    "marker_site": list(marker_site) if marker_site else None,
-                    "profiler": self.description,
-                    "tree_node_count": count,
-                    "tree": nodes,
-                    "events": events,
-                },
-            )
-            self.raw_note = f"raw recording written to {self.save_raw}"
-        except Exception as exc:  # noqa: BLE001 - the results still count
-            self.raw_note = f"raw recording not written: {type(exc).__name__}: {exc}"
+        self.raw_note = save_raw(
+            self.save_raw,
+            self,
+            wall_ns,
+            tree,
+            results.events(),
+            exact_lines=self.exact_lines,
+            marker_site=list(marker_site) if marker_site else None,
+        )
+
+
+def save_raw(path: str, run: Any, wall_ns: int, tree: Any, events: Any, **extra: Any) -> str:
+    """Write a raw recording of a pass (``run``: its torch, name, script, files and profiler
+    description) and say so; a failure is reported, never raised: the results still count."""
+    try:
+        names: set[str] = set()
+        nodes, count = recording.dump_tree(tree, names)
+        recording.write(
+            path,
+            {
+                **recording_header(run.torch, run.name, run.script, run.files, names, wall_ns),
+                **extra,
+                "profiler": run.description,
+                "tree_node_count": count,
+                "tree": nodes,
+                "events": recording.dump_events(events),
+            },
+        )
+    except Exception as exc:  # noqa: BLE001 - the results still count
+        return f"raw recording not written: {type(exc).__name__}: {exc}"
+    return f"raw recording written to {path}"
 
 
 def _accepts(func: Any, name: str) -> bool:
@@ -402,28 +414,12 @@ class SamplePass:
         if self.device is not None:
             events = list(self.device.kineto_results.events())
             if self.save_raw:
-                out["notes"].append(self._save_raw(events, wall_ns))
+                out["notes"].append(save_raw(self.save_raw, self, wall_ns, [], events))
             activities, runtime = device.from_kineto(events)
             out["device"] = device.summarize(activities, wall_ns, runtime)
             out["device_event_count"] = sum(1 for a in activities if a.on_device)
         out["postprocess_s"] = round(time.perf_counter() - begin, 6)
         return out
-
-    def _save_raw(self, events: list[Any], wall_ns: int) -> str:
-        assert self.save_raw is not None
-        try:
-            recording.write(
-                self.save_raw,
-                {
-                    **recording_header(self.torch, self.name, self.script, self.files, set(), wall_ns),
-                    "profiler": self.description,
-                    "tree": [],
-                    "events": recording.dump_events(events),
-                },
-            )
-        except Exception as exc:  # noqa: BLE001 - the results still count
-            return f"raw recording not written: {type(exc).__name__}: {exc}"
-        return f"raw recording written to {self.save_raw}"
 
 
 def _ops_list(ops: dict[str, list[int]], total_ns: int) -> list[dict[str, Any]]:

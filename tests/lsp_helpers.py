@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import os
+import secrets
+import shutil
 import socket
 import sys
+import tempfile
 from typing import Any
 
 import attrs
@@ -48,9 +51,18 @@ class TcpConfig(ClientServerConfig):
 
     async def start(self, devtools: str | None = None) -> Any:
         port = _free_port()
-        proc = await asyncio.create_subprocess_exec(*self.server_command, "--tcp", f"127.0.0.1:{port}")
+        folder = tempfile.mkdtemp(prefix="bottleneck-token-")
+        token_file = os.path.join(folder, "token")
+        token = secrets.token_urlsafe(32)
+        with open(os.open(token_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as handle:
+            handle.write(token)
+        proc = await asyncio.create_subprocess_exec(
+            *self.server_command, "--tcp", f"127.0.0.1:{port}", "--token-file", token_file
+        )
         client = self.client_factory()
         client._bottleneck_proc = proc
+        client._bottleneck_token_dir = folder
+        client._bottleneck_token = token  # sent in initializationOptions (start_session)
         # The server serves exactly one connection: connect with the client itself.
         for _ in range(400):
             try:
@@ -72,6 +84,10 @@ CONFIGS = {
 
 async def start_session(client: LanguageClient, caps_name: str, root: str, settings: dict[str, Any]) -> None:
     client.lens_refreshes = 0  # type: ignore[attr-defined]
+    options: dict[str, Any] = {"bottleneck": settings}
+    token = getattr(client, "_bottleneck_token", None)
+    if token is not None:  # a TCP server: the token of its --token-file
+        options["token"] = token
 
     @client.feature(types.WORKSPACE_CODE_LENS_REFRESH)
     def on_refresh(params: Any) -> None:
@@ -82,7 +98,7 @@ async def start_session(client: LanguageClient, caps_name: str, root: str, setti
             capabilities=client_capabilities(caps_name),
             root_uri=uris.from_fs_path(root),
             workspace_folders=[types.WorkspaceFolder(uri=uris.from_fs_path(root) or "", name="scripts")],
-            initialization_options={"bottleneck": settings},
+            initialization_options=options,
         )
     )
 
@@ -116,6 +132,9 @@ async def close_session(client: Any) -> None:
     if proc is not None:
         proc.terminate()
         await proc.wait()
+    folder = getattr(client, "_bottleneck_token_dir", None)
+    if folder is not None:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 async def wait_for_runner(marker: str) -> None:

@@ -245,3 +245,43 @@ def test_killing_the_cli_takes_its_runner_along(script: str, processes: int) -> 
             break
         time.sleep(0.1)
     assert runner_pids(script) == []
+
+
+def _no_internal_traceback(result: subprocess.CompletedProcess[bytes]) -> None:
+    err = result.stderr.decode(errors="replace")
+    assert "never retrieved" not in err and "bottleneck_lsp" not in err and "Traceback" not in err, err
+
+
+def test_failing_runs_print_the_environment_first_and_no_internal_traceback(tmp_path: Path) -> None:
+    """30 syntax errors (the first pass fails before the script runs) and 10 runs whose
+    second pass fails while a prestarted runner waits (it is discarded), two at a time."""
+    runs = [("syntax_error.py",)] * 30 + [
+        ("fails_second_run.py", str(tmp_path / f"state{i}")) for i in range(10)
+    ]
+
+    def one(args: tuple[str, ...]) -> subprocess.CompletedProcess[bytes]:
+        return cli(str(SCRIPTS / args[0]), *args[1:])
+
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(2) as pool:
+        results = list(pool.map(one, runs))
+    for args, result in zip(runs, results, strict=True):
+        _no_internal_traceback(result)
+        out = result.stdout.decode()
+        assert out.index("Environment Summary") < out.index("Sampled time per line"), args
+        assert "(no environment was collected)" not in out and "PyTorch 2." in out
+        if args[0] == "syntax_error.py":
+            assert result.returncode == 1 and "Script failed (syntax_error in the sample pass)" in out
+        else:
+            assert result.returncode == 3 and "exited with status 3 in the cprofile pass" in out
+
+
+def test_a_runner_that_dies_keeps_the_environment(tmp_path: Path) -> None:
+    script = tmp_path / "dies.py"
+    script.write_text("import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n")
+    result = cli("--format", "json", str(script))
+    _no_internal_traceback(result)
+    doc = json.loads(result.stdout)
+    assert doc["passes"][0]["status"] == "crashed" and doc["passes"][0]["signal"] == "SIGKILL"
+    assert doc["environment"]["torch"]["version"] == torch.__version__

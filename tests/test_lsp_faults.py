@@ -190,7 +190,7 @@ def test_tcp_binds_loopback_by_default_and_warns_otherwise() -> None:
     proc = subprocess.Popen([*SERVER, "--tcp", f"0.0.0.0:{port}"], stderr=subprocess.PIPE)
     try:
         line = proc.stderr.readline() if proc.stderr else b""
-        assert b"not loopback" in line
+        assert b"not loopback" in line and b"the token is what keeps them out" in line
     finally:
         proc.terminate()
         proc.wait(10)

@@ -264,6 +264,7 @@ def ranking(doc: dict[str, Any]) -> dict[str, Any]:
     rows = all_rows(doc)
     return {
         "ranked_by": rows[0].kind if rows else ranking_kind(doc),
+        "disagreements": disagreements(doc),
         "denominators": {k: DENOMINATOR[k] for k in COLUMNS},
         "lines": [
             {
@@ -322,6 +323,57 @@ def hot_functions(doc: dict[str, Any], thresholds: Thresholds | None = None) -> 
         for rank, f in enumerate(funcs)
         if f["cumtime_s"] > 0 and (f["cumtime_s"] / total >= thresholds.min_share or rank < thresholds.top)
     ]
+
+
+def _entries(
+    part: dict[str, Any] | None, key: str, count: str, first_line: dict[tuple[str, str], int]
+) -> dict[tuple[str, str], int]:
+    """A pass's entries into the user's functions, summed by (file, function name): torch
+    names a generator's resumption by the line it resumes at, cProfile by its first line."""
+    out: dict[tuple[str, str], int] = {}
+    if part is None or part.get("status") != "ok" or part.get("event_budget"):
+        return out  # a pass cut short did not run (or record) the whole script
+    for f in part.get(key, []):
+        if f.get("user", True) and f[count] > 0:
+            k = (f["file"], f["function"])
+            out[k] = out.get(k, 0) + f[count]
+            if f["line"] > 0:
+                first_line[k] = min(first_line.get(k, f["line"]), f["line"])
+    return out
+
+
+def disagreements(doc: dict[str, Any], limit: int = 3) -> list[dict[str, Any]]:
+    """Functions of the user's files that the passes entered a different number of times.
+
+    Every pass runs the script afresh; a script whose work depends on unseeded randomness,
+    the clock or outside data does not do the same work each time, and figures from
+    different passes then describe different runs. Counted: cProfile's calls and the
+    autograd passes' Python call events, main thread only, passes that ran to the end."""
+    lines: dict[tuple[str, str], int] = {}
+    counts = {
+        "cprofile": _entries(pass_named(doc, "cprofile"), "functions", "ncalls", lines),
+        "cpu": _entries(pass_named(doc, "cpu"), "function_calls", "count", lines),
+        "cuda": _entries(pass_named(doc, "cuda"), "function_calls", "count", lines),
+    }
+    present = {name: c for name, c in counts.items() if c}
+    out: list[dict[str, Any]] = []
+    if len(present) >= 2:
+        keys = set.intersection(*(set(c) for c in present.values()))
+        for key in sorted(keys):
+            seen = {name: c[key] for name, c in present.items()}
+            if len(set(seen.values())) > 1:
+                spread = max(seen.values()) - min(seen.values())
+                out.append(
+                    {
+                        "file": key[0],
+                        "line": lines.get(key, 1),
+                        "function": key[1],
+                        "counts": seen,
+                        "spread": spread,
+                    }
+                )
+    out.sort(key=lambda d: -int(d["spread"]))
+    return out[:limit]
 
 
 GPU_BOUND_BUSY = 0.5

@@ -225,8 +225,30 @@ def main(argv: list[str] | None = None) -> int:
     profile = sub.add_parser("profile", help="profile a script and print the report")
     add_profile_arguments(profile)
     serve = sub.add_parser("serve", help="run the language server (stdio by default)")
+    where = serve.add_mutually_exclusive_group()
+    where.add_argument(
+        "--tcp",
+        metavar="[HOST:]PORT",
+        help="listen on TCP instead of stdio (host defaults to 127.0.0.1; port 0: any free one); "
+        "clients must send the token the server writes to a file only you can read",
+    )
+    where.add_argument(
+        "--socket",
+        metavar="PATH",
+        help="listen on a Unix socket created 0600 (only you can connect): the way for local "
+        "clients on a shared machine",
+    )
     serve.add_argument(
-        "--tcp", metavar="[HOST:]PORT", help="listen on TCP instead of stdio (host defaults to 127.0.0.1)"
+        "--token-file",
+        metavar="FILE",
+        help="the token's file: read when it exists (it must be private, mode 600), else written "
+        "there (default for --tcp: a new token per start, in a private folder; the path is printed)",
+    )
+    serve.add_argument(
+        "--no-auth",
+        action="store_true",
+        help="accept connections without a token (DANGEROUS on a shared machine: any local user "
+        "could run code as you)",
     )
     serve.add_argument("--log-level", default="WARNING", help="server log level on stderr (default: WARNING)")
     replay = sub.add_parser(
@@ -247,7 +269,11 @@ def main(argv: list[str] | None = None) -> int:
     if ns.command == "serve":
         from .lsp.server import serve as run_server
 
-        return run_server(ns.tcp, ns.log_level)
+        if ns.no_auth and ns.token_file:
+            parser.error("--no-auth and --token-file contradict each other")
+        if (ns.no_auth or ns.token_file) and not (ns.tcp or ns.socket):
+            parser.error("--no-auth and --token-file apply to --tcp or --socket (stdio needs no token)")
+        return run_server(ns.tcp, ns.log_level, ns.socket, ns.token_file, ns.no_auth)
     if ns.command == "replay":
         return run_replay(ns)
     return run_profile(ns)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import datetime as _dt
 import json
+import logging
 import os
 import shutil
 import signal
@@ -22,6 +23,7 @@ from typing import Any
 
 from . import __version__, analysis
 from .result import SCHEMA_NAME, SCHEMA_VERSION
+from .runner.environment import environment_file
 
 ALL_PASSES = ("sample", "cprofile", "cpu", "cuda")
 # Passes that need a CUDA device: left out when none is present (unless asked for).
@@ -31,6 +33,8 @@ DEVICE_PASSES = ("cuda",)
 RAW_PASSES = ("sample", "cpu", "cuda")
 OUTPUT_TAIL_BYTES = 64 * 1024
 KILL_GRACE_S = 15.0  # time for the runner to process and write partial results
+DRAIN_GRACE_S = 10.0  # time for a pass's output to reach its end once its group is gone
+log = logging.getLogger(__name__)
 _PACKAGE_DIR = Path(__file__).resolve().parent
 
 
@@ -271,6 +275,7 @@ class Job:
             self._discard_waiting()
             for gone in self._discarded:
                 await gone.proc.wait()
+                await _settle(gone.drains, DRAIN_GRACE_S)
             self._discarded.clear()
             shutil.rmtree(workdir, ignore_errors=True)
         return _conclude(doc)
@@ -289,8 +294,7 @@ class Job:
             waiting.go = None
         if waiting.proc.returncode is None:
             _kill_group(waiting.proc.pid, signal.SIGKILL)
-        waiting.drains.cancel()
-        self._discarded.append(waiting)  # reaped at the end of run()
+        self._discarded.append(waiting)  # reaped, its output read to the end, in run()
 
     def _skip_reason(self, name: str, doc: dict[str, Any], stop_reason: str) -> dict[str, Any] | None:
         def skipped(reason: str, **extra: Any) -> dict[str, Any]:
@@ -432,10 +436,7 @@ class Job:
         finally:
             # Whatever the script left behind in its group (workers, daemons) goes too.
             _kill_group(proc.pid, signal.SIGKILL)
-            try:
-                await asyncio.wait_for(started.drains, 10)
-            except (asyncio.TimeoutError, asyncio.CancelledError):
-                started.drains.cancel()
+            await _settle(started.drains, DRAIN_GRACE_S)
             self._proc = None
             self.current_pass = None
         return self._read_part(started.name, started.out, proc.returncode, timed_out, started.tails)
@@ -449,6 +450,11 @@ class Job:
                 part = json.load(handle)
         except (OSError, ValueError):
             part = {"name": name, "status": "crashed", "exit_code": returncode}
+            try:  # the environment, written before the script ran (first pass only)
+                with open(environment_file(out), encoding="utf-8") as handle:
+                    part["environment"] = json.load(handle)
+            except (OSError, ValueError):
+                pass
             if returncode is not None and returncode < 0:
                 part["signal"] = signal.Signals(-returncode).name
             stderr = tails["stderr"].text().strip().splitlines()
@@ -477,6 +483,28 @@ def _conclude(doc: dict[str, Any]) -> dict[str, Any]:
     doc["verdict"] = analysis.verdict(doc)
     doc["ranking"] = analysis.ranking(doc)
     return doc
+
+
+async def _settle(drains: asyncio.Future[Any], timeout: float) -> None:
+    """Let a pass's output readers reach the end of its pipes: its process group is gone,
+    so they do at once, unless a process that escaped the group still holds a pipe. Then,
+    after ``timeout`` (or when this task is cancelled), they are cancelled. Either way their
+    outcome is collected (``_collect``): a cancelled gather left unread makes asyncio print
+    "exception was never retrieved" on the user's terminal."""
+    try:
+        await asyncio.wait({drains}, timeout=timeout)
+    finally:
+        if not drains.done():
+            drains.cancel()
+        drains.add_done_callback(_collect)
+
+
+def _collect(drains: asyncio.Future[Any]) -> None:
+    if drains.cancelled():
+        return
+    error = drains.exception()
+    if error is not None and not isinstance(error, asyncio.CancelledError):
+        log.warning("reading a pass's output failed: %r", error)
 
 
 def _go(started: _Started) -> None:

@@ -293,4 +293,8 @@ def render(doc: dict[str, Any], thresholds: Thresholds | None = None, cwd: str |
     lines += error_lines(doc, cwd)
     lines += hotspot_table(spots, cwd)
     lines += ["", *compiler_lines(spots, cwd, thresholds)]
+    lines += [
+        f"{_where(d['file'], cwd)}:{d['line']}:1: warning: {wording.disagreement_sentence(d)}"
+        for d in analysis.disagreements(doc)
+    ]
     return "\n".join(lines) + "\n"

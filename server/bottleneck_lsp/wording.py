@@ -107,3 +107,14 @@ def verdict_sentence(v: dict[str, Any]) -> str:
     if v.get("wait_s") is not None:
         text += f"; the CPU waited {v['wait_s']:.3f} s on the device"
     return text + "."
+
+
+def disagreement_sentence(d: dict[str, Any]) -> str:
+    """A function the passes entered a different number of times (analysis.disagreements)."""
+    counts = ", ".join(f"{n:,} times under {name}" for name, n in d["counts"].items())
+    where = "module-level code" if d["function"] == "<module>" else f"`{d['function']}`"
+    return (
+        f"passes disagree on call counts: {where} ran {counts}. The script did not do the "
+        "same work in each pass (unseeded randomness, the clock, outside data?), so figures "
+        "from different passes describe different runs; seed it for comparable figures."
+    )

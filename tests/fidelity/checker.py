@@ -73,6 +73,7 @@ class Outcome:
     summary_top: list[str] = field(default_factory=list)  # per run: the server's summary
     columns: list[str] = field(default_factory=list)  # the columns compared
     notes: list[str] = field(default_factory=list)
+    disagreements: list[str] = field(default_factory=list)  # corpus scripts are deterministic
 
     @property
     def expected_top(self) -> Planted:
@@ -204,6 +205,7 @@ def check(script: Path) -> Outcome:
             docs.append(doc)
             if doc["status"] != "ok":
                 outcome.notes.append(f"engine status {doc['status']}")
+            outcome.disagreements += [f"{d['function']}: {d['counts']}" for d in analysis.disagreements(doc)]
             for column in COLUMNS:
                 found = reported_lines(doc, column)
                 runs[column].append({(f, ln): (share, exact) for f, ln, share, exact in found})

@@ -21,6 +21,7 @@ import tempfile
 import time
 import uuid
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import attrs
@@ -33,7 +34,8 @@ from pygls.protocol import LanguageServerProtocol
 from .. import __version__, analysis, report
 from ..jobs import ALL_PASSES, Job, JobError, JobEvent, JobSpec
 from . import annotations as notes
-from . import tracking
+from . import auth, tracking, transport
+from .auth import Gate
 from .settings import Settings, merge
 from .writer import QueuedWriter
 
@@ -84,10 +86,22 @@ class BottleneckProtocol(LanguageServerProtocol):
     pygls' asyncio transport already buffers without blocking. Both writers are synchronous
     (pygls' only asynchronous one is for WebSockets, which this server does not offer)."""
 
+    gate: Gate | None = None  # on a socket: who may talk (transport.Listener sets it)
+
     def set_writer(self, writer: Any, include_headers: bool = True) -> None:
         if isinstance(writer, StdoutWriter):
             writer = QueuedWriter(writer)
         super().set_writer(writer, include_headers)
+
+    def handle_message(self, message: Any) -> None:
+        gate = self.gate
+        if gate is not None:
+            answer = gate.check(message)
+            if answer is not None:
+                if answer:
+                    self.send_json_text(answer)
+                return
+        super().handle_message(message)
 
     def send_json_text(self, body: str) -> None:
         """Send a message that is already JSON text, framed as pygls frames its own."""
@@ -300,6 +314,8 @@ def _summary(doc: dict[str, Any], added: list[notes.Annotation]) -> str:
         head += (
             f"; {verdict['bound'].upper()}-bound (device busy {verdict['device_busy_fraction'] * 100:.0f}%)"
         )
+    if analysis.disagreements(doc, limit=1):
+        head += "; passes disagree on call counts (seed the script: see the report)"
     return head
 
 
@@ -580,25 +596,91 @@ def _kill_leftovers() -> None:
         running.job.kill()
 
 
-def serve(tcp: str | None, log_level: str = "WARNING") -> int:
+def serve(
+    tcp: str | None,
+    log_level: str = "WARNING",
+    socket_path: str | None = None,
+    token_file: str | None = None,
+    no_auth: bool = False,
+) -> int:
+    """Serve over stdio (the default), a TCP port or a Unix socket (see ``transport``)."""
     logging.basicConfig(stream=sys.stderr, level=getattr(logging, log_level.upper(), logging.WARNING))
     logging.getLogger("pygls").setLevel(logging.WARNING)
     atexit.register(_kill_leftovers)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-    if tcp is None:
+    if tcp is None and socket_path is None:
         server.start_io()
         return 0
-    host, _, port = tcp.rpartition(":")
-    host = host or "127.0.0.1"
+    written: list[Path] = []
     try:
-        loopback = ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        loopback = host == "localhost"
-    if not loopback:
-        print(
-            f"bottleneck-lsp: warning: listening on {host}, not loopback: anyone who can reach "
-            "this port can run code as you through the profile command",
-            file=sys.stderr,
+        return asyncio.run(_listen(tcp, socket_path, token_file, no_auth, written))
+    except (auth.TokenError, OSError, ValueError) as exc:
+        print(f"bottleneck-lsp: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    finally:
+        for path in written:
+            transport.remove_quietly(path)
+        server.shutdown()  # type: ignore[no-untyped-call]
+
+
+def _say(text: str) -> None:
+    print(f"bottleneck-lsp: {text}", file=sys.stderr, flush=True)
+
+
+async def _listen(
+    tcp: str | None, socket_path: str | None, token_file: str | None, no_auth: bool, written: list[Path]
+) -> int:
+    given = Path(token_file).expanduser().absolute() if token_file else None
+    token: str | None = None
+    keep_file = False
+    if no_auth:
+        _say(
+            "WARNING: --no-auth: any process that can reach this server can run code as you "
+            "through the profile command; use it only where nobody else can connect"
         )
-    server.start_tcp(host, int(port))
-    return 0
+    elif given is not None and given.exists():
+        token, keep_file = auth.read_token(given), True
+    elif tcp is not None or given is not None:
+        token = auth.new_token()
+    listener = transport.Listener(server.protocol, token)
+    if socket_path is not None:
+        path = Path(socket_path).expanduser().absolute()
+        transport.prepare_socket_path(path)
+        started = await transport.start_unix(path, listener.connection)
+        written.append(path)
+        where = f"unix socket {path} (mode 0600: only you can connect)"
+    else:
+        assert tcp is not None
+        host, _, port_text = tcp.rpartition(":")
+        host = host or "127.0.0.1"
+        try:
+            port = int(port_text)
+        except ValueError:
+            raise ValueError(f"--tcp wants [HOST:]PORT, not {tcp!r}") from None
+        if not _is_loopback(host):
+            _say(
+                f"warning: listening on {host}, not loopback: anyone who can reach this port "
+                "can try to connect (the token is what keeps them out)"
+            )
+        started = await transport.start_tcp(host, port, listener.connection)
+        where = f"{host}:{transport.bound_port(started)}"
+    if token is not None and not keep_file:
+        path = given or auth.default_dir() / f"tcp-{where.rsplit(':', 1)[-1]}.token"
+        auth.write_token(path, token)
+        written.append(path)
+        where += f"; token in {path} (clients pass it as initializationOptions.token)"
+    elif token is not None:
+        where += f"; token from {given} (clients pass it as initializationOptions.token)"
+    _say(f"listening on {where}")
+    async with started:
+        await listener.finished.wait()
+    return listener.exit_code
+
+
+def _is_loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host == "localhost"

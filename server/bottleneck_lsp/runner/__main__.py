@@ -16,6 +16,7 @@ import time
 from typing import Any
 
 from . import environment, script
+from .environment import environment_file
 from .paths import FileClassifier
 
 PASSES = ("sample", "cprofile", "cpu", "cuda")
@@ -151,12 +152,8 @@ class _Run:
         self.children = script.ChildCounter()
         part = self.part
         script.install_exit_hooks(self.hard_exit, lambda: _end_group_if_orphaned(self.parent))
-        try:
-            code = script.compile_script(script_path)
-        except script.ScriptSyntaxError as exc:
-            part.update({"status": "syntax_error", "exit_code": 1, "error": exc.info})
-            self.conclude()
-            return
+        # The environment first, whatever the script is: a report always opens with it,
+        # also when the script does not compile or the runner dies (its own file).
         torch, import_s, lazy_s, torch_error = environment.import_torch()
         part["startup"] = {
             "import_torch_s": round(import_s, 6),
@@ -166,6 +163,13 @@ class _Run:
         part["warm"] = False
         if ns.environment:
             part["environment"] = environment.summarize(torch, torch_error)
+            _write(environment_file(ns.out), part["environment"])
+        try:
+            code = script.compile_script(script_path)
+        except script.ScriptSyntaxError as exc:
+            part.update({"status": "syntax_error", "exit_code": 1, "error": exc.info})
+            self.conclude()
+            return
         if ns.wait_fd is not None and not self.wait_for_go(ns.wait_fd):
             return
         if ns.pass_name == "cprofile":

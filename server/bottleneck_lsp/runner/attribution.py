@@ -61,6 +61,7 @@ class LineStats:
 
     __slots__ = (
         "backward",
+        "calls",
         "count",
         "device_count",
         "device_ns",
@@ -87,6 +88,7 @@ class LineStats:
         self.device_count = 0
         self.wait_ns = 0  # the CPU blocked on the device (synchronize, blocking copies)
         self.count = 0
+        self.calls = 0  # a function's record (exact False): times the main thread entered it
         self.ops: dict[str, list[int]] = {}  # name -> [self_ns, device_ns, count]
         self.kernels: dict[str, list[int]] = {}  # device activity name -> [ns, count]
         self.backward = False
@@ -202,7 +204,7 @@ class Attributor:
         others = []
         for root in roots:
             if root.start_tid == main_tid:
-                self._walk(root, None)
+                self._walk(root, None, count_calls=True)
             else:
                 others.append(root)
         self._backward_windows.sort(key=lambda w: w[0])
@@ -250,7 +252,9 @@ class Attributor:
                 op.self_ns -= take
             self.total_self_ns -= take
 
-    def _walk(self, root: Any, root_ctx: LineStats | None) -> None:
+    def _walk(self, root: Any, root_ctx: LineStats | None, count_calls: bool = False) -> None:
+        """Charge a root's ops to lines. ``count_calls``: count entries into the user's
+        functions (the main thread's, as cProfile counts them: see ``function_calls``)."""
         py_call, py_ccall, torch_op, kineto = (
             self._py_call,
             self._py_ccall,
@@ -346,6 +350,8 @@ class Attributor:
                             # Inside a user function: ops with no call node of their own
                             # belong to this function at a line the profiler cannot name.
                             child_ctx = inside
+                            if count_calls:
+                                inside.calls += 1
                     elif child_ctx is not None:
                         if "run_backward" in node.name:
                             self._backward_windows.append((node.start_time_ns, node.end_time_ns, child_ctx))

@@ -527,6 +527,13 @@ def autograd_document(a: Attributor, activities: list[Activity] | None, wall_ns:
             "count": un.count,
             "ops": _ops_list(un.ops, un.self_ns),
         },
+        # Entries into the user's functions (main thread): analysis compares them with
+        # cProfile's counts to tell when the passes did not run the same work.
+        "function_calls": [
+            {"file": s.file, "line": s.line, "function": s.function, "count": s.calls}
+            for s in a.lines.values()
+            if s.calls and not s.exact
+        ],
         "ops": [
             {
                 "name": name,

@@ -46,11 +46,17 @@ class RecordedFiles:
         self.script = str(header.get("script") or "")
         self.v1 = header.get("format_version") == 1
 
-    def _here(self, path: str) -> str:
-        if self.recorded_root and _under(path, self.recorded_root):
-            rel = os.path.relpath(path, self.recorded_root)
-            return os.path.join(self.local_root, rel)
-        return path
+    def _here(self, path: str) -> str | None:
+        """Where a recorded path is here: only ever a file under ``local_root``. A path
+        outside the recorded root, or one that climbs out of it (``..``), maps to nothing:
+        a recording must not make the tool read, show or touch files elsewhere."""
+        if not self.recorded_root or not _under(path, self.recorded_root):
+            return None
+        rel = os.path.normpath(os.path.relpath(path, self.recorded_root))
+        if rel == os.pardir or rel.startswith(os.pardir + os.sep) or os.path.isabs(rel):
+            return None
+        here = os.path.normpath(os.path.join(self.local_root, rel))
+        return here if _under(here, self.local_root) else None
 
     def resolve(self, file_name: str) -> str | None:
         if file_name in self.files:
@@ -62,9 +68,10 @@ class RecordedFiles:
         return None
 
     def script_path(self) -> str:
+        fallback = os.path.join(self.local_root, os.path.basename(self.script) or "script.py")
         if self.v1 or not self.script:
-            return os.path.join(self.local_root, os.path.basename(self.script or "script.py"))
-        return self._here(self.script)
+            return fallback
+        return self._here(self.script) or fallback
 
 
 def _span_ns(roots: list[recording.Node], activities: list[device.Activity]) -> int:

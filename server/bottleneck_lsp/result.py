@@ -8,6 +8,8 @@ from typing import Any
 
 SCHEMA_NAME = "bottleneck-lsp.result"
 SCHEMA_VERSION = 2
+# A result may come from someone else: bounded before it is parsed.
+MAX_BYTES = 256 * 1024**2
 
 PASS_STATUSES = frozenset(
     {"ok", "exit", "error", "syntax_error", "timeout", "cancelled", "terminated", "crashed", "skipped"}
@@ -46,16 +48,24 @@ def validate(doc: Any) -> list[str]:
         if not isinstance(doc.get(key), kind):
             problems.append(f"'{key}' is missing or not a {kind.__name__}")
     if doc.get("schema") != SCHEMA_NAME:
-        problems.append(f"'schema' is {doc.get('schema')!r}, expected {SCHEMA_NAME!r}")
+        problems.append(f"'schema' is {str(doc.get('schema'))[:40]!r}, expected {SCHEMA_NAME!r}")
     if doc.get("version") != SCHEMA_VERSION:
-        problems.append(f"'version' is {doc.get('version')!r}, this tool reads {SCHEMA_VERSION}")
-    for i, part in enumerate(doc.get("passes") or []):
+        problems.append(f"'version' is {str(doc.get('version'))[:20]!r}, this tool reads {SCHEMA_VERSION}")
+    passes = doc.get("passes")
+    for i, part in enumerate(passes if isinstance(passes, list) else []):
         if not isinstance(part, dict):
             problems.append(f"passes[{i}] is not an object")
             continue
         if part.get("status") not in PASS_STATUSES:
-            problems.append(f"passes[{i}].status is {part.get('status')!r}")
-        for j, line in enumerate(part.get("lines") or []):
+            problems.append(f"passes[{i}].status is {str(part.get('status'))[:40]!r}")
+        lines = part.get("lines", [])
+        if not isinstance(lines, list):
+            problems.append(f"passes[{i}].lines is not a list")
+            continue
+        for j, line in enumerate(lines):
+            if not isinstance(line, dict):
+                problems.append(f"passes[{i}].lines[{j}] is not an object")
+                continue
             for key, kinds in _LINE.items():
                 if not isinstance(line.get(key), kinds):
                     problems.append(f"passes[{i}].lines[{j}].{key} is missing or mistyped")
@@ -65,9 +75,16 @@ def validate(doc: Any) -> list[str]:
 def load(path: str | Path) -> dict[str, Any]:
     """Read and validate a document; ResultError says what is wrong."""
     try:
-        doc = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise ResultError(f"cannot read result {path}: {exc}") from exc
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_BYTES + 1)
+    except OSError as exc:
+        raise ResultError(f"cannot read result {path}: {exc.strerror}") from None
+    if len(data) > MAX_BYTES:
+        raise ResultError(f"{path} is larger than {MAX_BYTES // 1024**2} MiB: not a result this tool reads")
+    try:
+        doc = json.loads(data)
+    except (ValueError, RecursionError) as exc:
+        raise ResultError(f"{path} is not JSON: {str(exc).splitlines()[0][:200]}") from None
     problems = validate(doc)
     if problems:
         raise ResultError(f"{path} is not a valid result: " + "; ".join(problems[:5]))

@@ -23,7 +23,9 @@ from .device import Activity
 FORMAT = "bottleneck-raw-recording"
 VERSION = 2
 READS = (1, 2)
-MAX_BYTES = 2 * 1024**3  # decompressed: a recording bigger than this is refused
+# A recording is a file someone else may have sent: bounded before it is believed.
+MAX_BYTES = 1024**3  # decompressed: a recording bigger than this is refused
+MAX_DEPTH = 2000  # nested tree nodes (torch's deepest seen here: a few dozen)
 _TAGS = {"PyCall": 1, "PyCCall": 2, "TorchOp": 3, "Kineto": 4}
 REPLAY_KINDS = EventKinds(1, 2, 3, 4, "TORCHSCRIPT_FUNCTION")
 
@@ -218,18 +220,20 @@ def _nodes(roots: Any) -> list[Node]:
     if not isinstance(roots, list):
         raise RecordingError("'tree' is not a list")
     out: list[Node] = []
-    stack: list[tuple[Any, list[Node]]] = [(r, out) for r in reversed(roots)]
+    stack: list[tuple[Any, list[Node], int]] = [(r, out, 1) for r in reversed(roots)]
     while stack:
-        data, into = stack.pop()
+        data, into, depth = stack.pop()
         if not isinstance(data, dict):
             raise RecordingError("a tree node is not an object")
+        if depth > MAX_DEPTH:
+            raise RecordingError(f"the event tree is nested deeper than {MAX_DEPTH} levels")
         node = Node(data)
         into.append(node)
         children = data.get("children") or []
         if not isinstance(children, list):
             raise RecordingError("a tree node's 'children' is not a list")
         for child in reversed(children):
-            stack.append((child, node.children))
+            stack.append((child, node.children, depth + 1))
     return out
 
 
@@ -266,7 +270,7 @@ def read(path: str) -> tuple[dict[str, Any], list[Node], list[Activity]]:
     except (OSError, EOFError, gzip.BadGzipFile) as exc:
         raise RecordingError(f"cannot read {path}: {exc}") from None
     if len(data) > MAX_BYTES:
-        raise RecordingError(f"{path} is larger than {MAX_BYTES // 1024**3} GiB uncompressed")
+        raise RecordingError(f"{path} is larger than {MAX_BYTES // 1024**2} MiB uncompressed")
     try:
         doc = json.loads(data)
     except (ValueError, RecursionError) as exc:

@@ -6,7 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck pytest bench fidelity extension vsix e2e clean
+.PHONY: demo test lint typecheck pytest faults bench fidelity extension vsix e2e clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -27,7 +27,11 @@ typecheck: $(STAMP)
 pytest: $(STAMP)
 	$(PY) -m pytest -q
 
-test: lint typecheck pytest e2e
+# The fault suites again, twice (pytest ran them once): races show up as flakes.
+faults: $(STAMP)
+	for run in 2 3; do $(PY) -m pytest -q tests/test_faults.py tests/test_lsp_faults.py || exit 1; done
+
+test: lint typecheck pytest faults e2e
 
 # -- VS Code extension ------------------------------------------------------------------------
 # `make extension`: type-check (tsc strict), lint (eslint, no warnings), unit tests (node:test),
@@ -85,6 +89,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/sampler.py
 	$(PY) benchmarks/engine.py
 	$(PY) benchmarks/lsp_latency.py
+	$(PY) benchmarks/soak.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info server/*.egg-info $(LIBS) $(EXT)/dist $(EXT)/out $(EXT)/node_modules $(E2E)/node_modules $(E2E)/code-server/node_modules $(E2E)/.venv-torch $(E2E)/work $(E2E_STAMP)

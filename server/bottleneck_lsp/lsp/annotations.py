@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import json
 import os
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from lsprotocol import types
@@ -32,9 +32,24 @@ class Annotation:
     error: dict[str, Any] | None = None
     function: dict[str, Any] | None = None  # a hot function's def line (cProfile)
     column: int = 0  # 0-based
+    # Text that does not depend on where the line is now (lens title, a diagnostic's body),
+    # made once: edits move annotations, and a file may hold thousands of them. Shared
+    # by the moved copies.
+    memo: dict[Any, str] = field(default_factory=dict, compare=False, repr=False)
 
     def moved(self, line: int) -> Annotation:
-        return replace(self, line=line)
+        # positional, not dataclasses.replace: an edit above thousands of marks moves them all
+        return Annotation(
+            self.script,
+            self.uri,
+            line,
+            self.text,
+            self.row,
+            self.error,
+            self.function,
+            self.column,
+            self.memo,
+        )
 
 
 @functools.lru_cache(maxsize=4096)
@@ -159,6 +174,20 @@ def diagnostic(a: Annotation, thresholds: Thresholds) -> str | None:
     row = a.row
     if row is None:
         return None
+    key = (thresholds.warning_share, thresholds.min_share)
+    body = a.memo.get(key)
+    if body is None:
+        body = a.memo[key] = _diagnostic_body(row, thresholds)
+    line, start = a.line, a.column
+    end = start + max(len(a.text), 1)
+    return (
+        f'{{"range":{{"start":{{"line":{line},"character":{start}}},'
+        f'"end":{{"line":{line},"character":{end}}}}},{body}'
+    )
+
+
+def _diagnostic_body(row: Hotspot, thresholds: Thresholds) -> str:
+    """A row's diagnostic without its range: the same wherever edits move the line."""
     related = ""
     if row.forward_lines:
         related = ',"relatedInformation":' + json.dumps(
@@ -179,11 +208,7 @@ def diagnostic(a: Annotation, thresholds: Thresholds) -> str | None:
         if share >= thresholds.min_share
         else _HINT
     )
-    line, start = a.line, a.column
-    end = start + max(len(a.text), 1)
     return (
-        f'{{"range":{{"start":{{"line":{line},"character":{start}}},'
-        f'"end":{{"line":{line},"character":{end}}}}},'
         f'"message":{_quote(wording.message(row))},"severity":{severity},'
         f'"source":{_SOURCE},"code":{_quote(row.kind)},'
         f'"data":{{"row":{_row_json(row)}}}{related}}}'
@@ -191,6 +216,13 @@ def diagnostic(a: Annotation, thresholds: Thresholds) -> str | None:
 
 
 def lens_title(a: Annotation) -> str:
+    title = a.memo.get("lens")
+    if title is None:
+        title = a.memo["lens"] = _lens_title(a)
+    return title
+
+
+def _lens_title(a: Annotation) -> str:
     if a.function is not None:
         f = a.function
         return f"tottime {f['tottime_s']:.2f} s · cumtime {f['cumtime_s']:.2f} s · {f['ncalls']} calls"
@@ -202,9 +234,7 @@ def code_lens(a: Annotation) -> types.CodeLens | None:
         return None
     return types.CodeLens(
         range=types.Range(types.Position(a.line, 0), types.Position(a.line, 0)),
-        command=types.Command(
-            title=lens_title(a), command="bottleneck.report", arguments=[uris.from_fs_path(a.script)]
-        ),
+        command=types.Command(title=lens_title(a), command="bottleneck.report", arguments=[_uri(a.script)]),
     )
 
 

@@ -48,6 +48,8 @@ REPORT = "bottleneck.report"
 COMMANDS = [PROFILE, STOP, CLEAR, REPORT]
 LOG_OUTPUT_LIMIT = 256 * 1024  # characters of script output streamed per job
 MAX_ARGS = 1000
+PUBLISH_QUIET_S = 0.3  # after an edit, diagnostics are republished once typing pauses
+MAX_LENSES = 500  # per file, the loudest lines: more would bury the code (all are in hovers)
 MAX_ARG_CHARS = 100_000
 
 
@@ -128,6 +130,7 @@ class BottleneckServer(LanguageServer):
             protocol_cls=BottleneckProtocol,
         )
         self.state = State()
+        self._pending_publish: dict[str, asyncio.TimerHandle] = {}
 
     # -- capabilities ---------------------------------------------------------------------
     def _caps(self) -> types.ClientCapabilities:
@@ -173,6 +176,20 @@ class BottleneckServer(LanguageServer):
             f'{{"jsonrpc":"2.0","method":"{types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS}",'
             f'"params":{{"uri":{json.dumps(uri)},"diagnostics":[{diagnostics}]}}}}'
         )
+
+    def publish_soon(self, uri: str) -> None:
+        """Publish after ``PUBLISH_QUIET_S`` without another edit to the file: typing moves
+        annotations at once (lenses and hovers read them), but a file with thousands of
+        marks is not republished at every keystroke."""
+        pending = self._pending_publish.pop(uri, None)
+        if pending is not None:
+            pending.cancel()
+        loop = asyncio.get_running_loop()
+        self._pending_publish[uri] = loop.call_later(PUBLISH_QUIET_S, self._publish_pending, uri)
+
+    def _publish_pending(self, uri: str) -> None:
+        self._pending_publish.pop(uri, None)
+        self.publish(uri)
 
     async def refresh_lenses(self) -> None:
         if self.supports_lens_refresh:
@@ -556,9 +573,12 @@ def did_change(ls: BottleneckServer, params: types.DidChangeTextDocumentParams) 
     lines = document.source.splitlines()
     for change in params.content_changes:
         items = tracking.apply_change(items, change, lines)
-    # Each change moved lines; the final text decides what still stands where it points.
-    ls.state.annotations[uri] = tracking.still_valid(items, lines)
-    ls.publish(uri)
+    if len(params.content_changes) > 1:
+        # Each change was read against the final text: that text decides what still
+        # stands where it points. (One change: apply_change checked its span already.)
+        items = tracking.still_valid(items, lines)
+    ls.state.annotations[uri] = items
+    ls.publish_soon(uri)
 
 
 @server.feature(types.TEXT_DOCUMENT_CODE_LENS)
@@ -566,7 +586,14 @@ def code_lens(ls: BottleneckServer, params: types.CodeLensParams) -> list[types.
     if not ls.state.settings.code_lens:
         return None
     items = ls.state.annotations.get(params.text_document.uri, [])
-    return [lens for a in items if (lens := notes.code_lens(a)) is not None]
+    lenses = []
+    for a in items:  # loudest first (annotations.build keeps the ranking's order)
+        lens = notes.code_lens(a)
+        if lens is not None:
+            lenses.append(lens)
+            if len(lenses) == MAX_LENSES:
+                break
+    return lenses
 
 
 @server.feature(types.TEXT_DOCUMENT_HOVER)

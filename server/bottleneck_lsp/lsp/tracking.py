@@ -29,7 +29,7 @@ def apply_change(
     delta = added - (end - start)
     out = []
     for a in annotations:
-        if a.line < start:
+        if a.line < start or (a.line > end and delta == 0):
             out.append(a)
         elif a.line > end:
             out.append(a.moved(a.line + delta))

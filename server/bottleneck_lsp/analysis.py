@@ -46,7 +46,7 @@ class Thresholds:
 
     min_share: float = 0.05  # a line at or above this share is always shown
     top: int = 3  # the top N lines are shown even under min_share
-    warning_share: float = 0.20  # at or above: warning; below: information
+    warning_share: float = 0.20  # at or above: a warning (see ``severity``)
 
 
 @dataclass(slots=True)
@@ -94,8 +94,17 @@ def loudness(row: Hotspot) -> float:
     return max((c.share for c in row.cells.values()), default=0.0)
 
 
-def severity(share: float, thresholds: Thresholds) -> str:
-    return "warning" if share >= thresholds.warning_share else "information"
+WARNING, INFORMATION, HINT = "warning", "information", "hint"
+
+
+def severity(row: Hotspot, thresholds: Thresholds) -> str:
+    """How loud a row's mark is, the one scale for the report and the editor: a warning at
+    ``warning_share`` or more, information at ``min_share`` or more, a hint for a line
+    shown only as one of the top N."""
+    share = loudness(row)
+    if share >= thresholds.warning_share:
+        return WARNING
+    return INFORMATION if share >= thresholds.min_share else HINT
 
 
 def pass_named(doc: dict[str, Any], name: str) -> dict[str, Any] | None:

@@ -15,16 +15,15 @@ from typing import Any
 
 from . import __version__, report
 from .analysis import Thresholds
+from .contract import unknown_passes
 from .jobs import ALL_PASSES, Job, JobError, JobEvent, JobSpec
 
 
 def _passes(text: str) -> tuple[str, ...]:
     names = tuple(p.strip() for p in text.split(",") if p.strip())
-    bad = [p for p in names if p not in ALL_PASSES]
-    if bad or not names:
-        raise argparse.ArgumentTypeError(
-            f"unknown pass {', '.join(bad) or '(none)'}; choose from {', '.join(ALL_PASSES)}"
-        )
+    problem = unknown_passes(names)
+    if problem:
+        raise argparse.ArgumentTypeError(problem)
     return names
 
 

@@ -12,7 +12,7 @@ import os
 from typing import Any
 
 from . import __version__, analysis
-from .result import SCHEMA_NAME, SCHEMA_VERSION
+from .contract import SCHEMA_NAME, SCHEMA_VERSION
 from .runner import device, recording
 from .runner.attribution import Attributor
 from .runner.passes import autograd_document

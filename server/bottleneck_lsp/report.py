@@ -246,7 +246,7 @@ def compiler_lines(hotspots: list[Hotspot], cwd: str, thresholds: Thresholds) ->
     """``path:line:col: warning: ...``, one per line: terminals and editors make links of them."""
     out = []
     for h in hotspots:
-        level = "warning" if analysis.severity(analysis.loudness(h), thresholds) == "warning" else "note"
+        level = "warning" if analysis.severity(h, thresholds) == analysis.WARNING else "note"
         out.append(f"{_where(h.file, cwd)}:{h.line}:{h.column}: {level}: {wording.message(h, plain=True)}")
     return out
 

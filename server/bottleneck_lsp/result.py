@@ -6,14 +6,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-SCHEMA_NAME = "bottleneck-lsp.result"
-SCHEMA_VERSION = 2
+from .contract import PASS_STATUSES, SCHEMA_NAME, SCHEMA_VERSION
+
 # A result may come from someone else: bounded before it is parsed.
 MAX_BYTES = 256 * 1024**2
 
-PASS_STATUSES = frozenset(
-    {"ok", "exit", "error", "syntax_error", "timeout", "cancelled", "terminated", "crashed", "skipped"}
-)
 _TOP_LEVEL: dict[str, type] = {
     "schema": str,
     "version": int,
@@ -90,7 +87,3 @@ def load(path: str | Path) -> dict[str, Any]:
         raise ResultError(f"{path} is not a valid result: " + "; ".join(problems[:5]))
     valid: dict[str, Any] = doc
     return valid
-
-
-def dump(doc: dict[str, Any], path: str | Path) -> None:
-    Path(path).write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")

@@ -108,14 +108,11 @@ def build(doc: dict[str, Any], thresholds: Thresholds) -> list[Annotation]:
     return out
 
 
-def message(row: Hotspot) -> str:
-    return wording.message(row)
-
-
 _ERROR = int(types.DiagnosticSeverity.Error)
 _WARNING = int(types.DiagnosticSeverity.Warning)
 _INFORMATION = int(types.DiagnosticSeverity.Information)
 _HINT = int(types.DiagnosticSeverity.Hint)
+_SEVERITY = {analysis.WARNING: _WARNING, analysis.INFORMATION: _INFORMATION, analysis.HINT: _HINT}
 
 
 _quote = json.encoder.encode_basestring_ascii  # C: '"..."', ASCII
@@ -200,14 +197,7 @@ def _diagnostic_body(row: Hotspot, thresholds: Thresholds) -> str:
             ],
             separators=(",", ":"),
         )
-    share = analysis.loudness(row)
-    severity = (
-        _WARNING
-        if share >= thresholds.warning_share
-        else _INFORMATION
-        if share >= thresholds.min_share
-        else _HINT
-    )
+    severity = _SEVERITY[analysis.severity(row, thresholds)]
     return (
         f'"message":{_quote(wording.message(row))},"severity":{severity},'
         f'"source":{_SOURCE},"code":{_quote(row.kind)},'

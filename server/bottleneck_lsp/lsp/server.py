@@ -106,19 +106,15 @@ class BottleneckProtocol(LanguageServerProtocol):
         super().handle_message(message)
 
     def send_json_text(self, body: str) -> None:
-        """Send a message that is already JSON text, framed as pygls frames its own."""
+        """Send a message that is already JSON text, framed with the Content-Length header.
+        Every transport this server offers (stdio, TCP, a Unix socket) frames so; pygls
+        drops the header only for WebSockets, which are not offered."""
         writer = self.writer
         if writer is None:
             log.error("no transport to send a message on")
             return
-        data = body.encode(self.CHARSET)
-        if self._include_headers:
-            header = (
-                f"Content-Length: {len(data)}\r\n"
-                f"Content-Type: {self.CONTENT_TYPE}; charset={self.CHARSET}\r\n\r\n"
-            )
-            data = header.encode(self.CHARSET) + data
-        writer.write(data)
+        data = body.encode("utf-8")
+        writer.write(b"Content-Length: %d\r\n\r\n" % len(data) + data)
 
 
 class BottleneckServer(LanguageServer):
@@ -238,7 +234,7 @@ class BottleneckServer(LanguageServer):
         uris_with = [u for u, items in self.state.annotations.items() if items]
         self.state.annotations.clear()
         for uri in uris_with:
-            self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+            self.publish(uri)  # nothing left: an empty list
         return len(uris_with)
 
     # -- jobs -------------------------------------------------------------------------------

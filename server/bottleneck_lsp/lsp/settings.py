@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from ..analysis import Thresholds
-from ..jobs import ALL_PASSES
+from ..contract import PASSES, unknown_passes
 
 
 @dataclass(frozen=True)
@@ -66,8 +66,11 @@ def _convert(name: str, value: Any) -> Any:
     if name == "passes":
         if value is None or value == []:
             return None
-        if not isinstance(value, list) or not all(p in ALL_PASSES for p in value):
-            raise ValueError(f"expected a list among {', '.join(ALL_PASSES)}")
+        if not isinstance(value, list) or not all(isinstance(p, str) for p in value):
+            raise ValueError(f"expected a list among {', '.join(PASSES)}")
+        problem = unknown_passes(value)
+        if problem:
+            raise ValueError(problem)
         return tuple(value)
     if name == "timeout":
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:

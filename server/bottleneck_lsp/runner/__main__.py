@@ -1,13 +1,13 @@
-"""Entry point: ``python -m bottleneck_lsp.runner --pass NAME --script S --out F -- args``.
+"""Entry point: ``python -m bottleneck_lsp.runner --pass NAME --script S --out F -- args``
+(the command line: ``contract.RunnerArgs``).
 
 Runs one pass over one script and writes the pass's part of the result document to
-``--out`` (JSON, written atomically). Exit status: 0 when the part was written, 3 when
-the runner itself failed (its message on stderr).
+``--out`` (JSON, written atomically). Exit status 0; in a child the script forked, the
+script's own. A runner that dies writes nothing: the job reports the pass as crashed.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import signal
@@ -15,31 +15,9 @@ import sys
 import time
 from typing import Any
 
+from ..contract import RunnerArgs, environment_file, no_cuda_reason
 from . import environment, script
-from .environment import environment_file
 from .paths import FileClassifier
-
-PASSES = ("sample", "cprofile", "cpu", "cuda")
-
-
-def _parse(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="bottleneck_lsp.runner")
-    parser.add_argument("--pass", dest="pass_name", choices=PASSES, required=True)
-    parser.add_argument("--script", required=True)
-    parser.add_argument("--out", required=True)
-    parser.add_argument("--cwd", required=True)
-    parser.add_argument("--root", action="append", default=[])
-    parser.add_argument("--strip-path")
-    parser.add_argument("--environment", action="store_true")
-    parser.add_argument("--no-exact-lines", action="store_true")
-    parser.add_argument("--event-budget", type=int, default=0)
-    parser.add_argument("--save-raw", default=None)
-    parser.add_argument("--wait-fd", type=int, default=None)
-    parser.add_argument("args", nargs=argparse.REMAINDER)
-    ns = parser.parse_args(argv)
-    if ns.args and ns.args[0] == "--":
-        ns.args = ns.args[1:]
-    return ns
 
 
 def _write(path: str, part: dict[str, Any]) -> None:
@@ -53,7 +31,7 @@ def _write(path: str, part: dict[str, Any]) -> None:
 class _Run:
     """One pass over the script; ``conclude`` runs exactly once however it ends."""
 
-    def __init__(self, ns: argparse.Namespace, parent: int) -> None:
+    def __init__(self, ns: RunnerArgs, parent: int) -> None:
         self.ns = ns
         self.parent = parent
         self.started = time.perf_counter()
@@ -124,7 +102,10 @@ class _Run:
         part = self.part
         if not torch.cuda.is_available():
             if required:
-                part.update({"status": "skipped", "skip_reason": _no_cuda_reason(torch)})
+                reason = no_cuda_reason(
+                    torch.__version__, torch.version.cuda, getattr(torch.version, "hip", None)
+                )
+                part.update({"status": "skipped", "skip_reason": reason})
             return False
         if not _records_kernels(torch):
             reason = (
@@ -144,7 +125,7 @@ class _Run:
     def run(self) -> None:
         ns = self.ns
         script_path = os.path.abspath(ns.script)
-        roots = [os.path.dirname(script_path), *ns.root]
+        roots = [os.path.dirname(script_path), *ns.roots]
         script.prepare_process(script_path, ns.args, ns.cwd, ns.strip_path)
         # Resolve relative file names against the places they were relative to when the
         # script started: it may chdir or edit sys.path as it runs.
@@ -198,7 +179,7 @@ class _Run:
                 ns.pass_name,
                 torch,
                 self.files,
-                exact_lines=not ns.no_exact_lines,
+                exact_lines=ns.exact_lines,
                 event_budget=ns.event_budget,
                 save_raw=ns.save_raw,
                 script=script_path,
@@ -231,12 +212,6 @@ def _peak_rss_mb() -> float:
 
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return peak / 1024 if sys.platform != "darwin" else peak / (1024 * 1024)
-
-
-def _no_cuda_reason(torch: Any) -> str:
-    if not getattr(torch.version, "cuda", None) and not getattr(torch.version, "hip", None):
-        return f"torch {torch.__version__} was built without CUDA"
-    return f"torch {torch.__version__} has CUDA {torch.version.cuda} but no GPU is available"
 
 
 def _records_kernels(torch: Any) -> bool:
@@ -279,7 +254,7 @@ def _end_group_if_orphaned(parent: int) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ns = _parse(sys.argv[1:] if argv is None else argv)
+    ns = RunnerArgs.parse(sys.argv[1:] if argv is None else argv)
     parent = _die_with_parent()
     run = _Run(ns, parent)
     try:

@@ -18,13 +18,6 @@ _RELEVANT = re.compile(
 )
 
 
-def environment_file(out: str) -> str:
-    """Where the first pass's runner writes the environment summary as soon as it has it,
-    beside its result file ``out``: the job reads it when the runner died before writing
-    its result."""
-    return out + ".environment.json"
-
-
 def import_torch() -> tuple[Any, float, float, str | None]:
     """Import torch, timed: (module or None, seconds, lazy-part seconds, error message).
 

@@ -9,6 +9,7 @@ import types
 from collections.abc import Callable
 from typing import Any
 
+from ..contract import ORIGINAL_PYTHONPATH
 from .paths import FileClassifier
 
 _RUNNER_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -61,7 +62,7 @@ def prepare_process(script: str, args: list[str], cwd: str, strip_path: str | No
     if strip_path:
         real = os.path.realpath(strip_path)
         sys.path[:] = [p for p in sys.path if not p or os.path.realpath(p) != real]
-        original = os.environ.pop("BOTTLENECK_LSP_ORIGINAL_PYTHONPATH", None)
+        original = os.environ.pop(ORIGINAL_PYTHONPATH, None)
         if original is None:
             os.environ.pop("PYTHONPATH", None)
         else:

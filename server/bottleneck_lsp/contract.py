@@ -1,0 +1,113 @@
+"""The contract between the job (host side) and the runner (inside the user's interpreter),
+in one place: pass names, statuses, the runner's command line, its environment, the files
+it writes, the result schema's name and version.
+
+Standard library only: the runner imports it inside the user's interpreter.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass, field
+
+SCHEMA_NAME = "bottleneck-lsp.result"
+SCHEMA_VERSION = 2
+
+# The passes, in the order they run.
+PASSES = ("sample", "cprofile", "cpu", "cuda")
+# Passes that need a CUDA device: left out when none is present (unless asked for).
+DEVICE_PASSES = ("cuda",)
+# Passes that run without torch (the others are skipped when torch is not importable).
+TORCHLESS_PASSES = ("sample", "cprofile")
+# Passes whose profiler events can be saved as a raw recording (--save-raw); the sample
+# pass has events only on a GPU (device activity).
+RAW_PASSES = ("sample", "cpu", "cuda")
+
+PASS_STATUSES = frozenset(
+    {"ok", "exit", "error", "syntax_error", "timeout", "cancelled", "terminated", "crashed", "skipped"}
+)
+# A pass ending so: the later passes are skipped (the script cannot run, or was stopped).
+STOPPING_STATUSES = frozenset({"syntax_error", "timeout", "cancelled", "crashed", "terminated"})
+
+RUNNER_MODULE = "bottleneck_lsp.runner"
+# The user's own PYTHONPATH, kept here while the runner's folder leads the path.
+ORIGINAL_PYTHONPATH = "BOTTLENECK_LSP_ORIGINAL_PYTHONPATH"
+
+
+def unknown_passes(names: list[str] | tuple[str, ...]) -> str | None:
+    """The error for pass names that do not exist, or None."""
+    bad = [p for p in names if p not in PASSES]
+    if not bad and names:
+        return None
+    return f"unknown pass {', '.join(bad) or '(none given)'}; choose from {', '.join(PASSES)}"
+
+
+def no_cuda_reason(version: str, cuda_compiled: str | None, hip_compiled: str | None = None) -> str:
+    """Why a CUDA pass cannot run with this torch: one wording, wherever it is decided."""
+    if not cuda_compiled and not hip_compiled:
+        return f"torch {version} was built without CUDA"
+    return f"torch {version} has CUDA {cuda_compiled or hip_compiled} but found no CUDA device"
+
+
+def environment_file(out: str) -> str:
+    """Where the first pass's runner writes the environment summary as soon as it has it,
+    beside its result file ``out``: the job reads it when the runner died before writing
+    its result."""
+    return out + ".environment.json"
+
+
+@dataclass
+class RunnerArgs:
+    """The runner's command line: built by the job (``argv``), read by the runner (``parse``)."""
+
+    pass_name: str
+    script: str
+    out: str
+    cwd: str
+    roots: list[str] = field(default_factory=list)
+    strip_path: str | None = None  # the runner's own folder, taken off the script's sys.path
+    environment: bool = False  # collect the environment summary (the first pass)
+    exact_lines: bool = True
+    event_budget: int = 0  # 0: no bound
+    save_raw: str | None = None  # where to write the raw recording
+    wait_fd: int | None = None  # started ahead of its turn: wait for a byte on this fd
+    args: list[str] = field(default_factory=list)  # the script's arguments
+
+    def argv(self, python: str) -> list[str]:
+        cmd = [python, "-m", RUNNER_MODULE, "--pass", self.pass_name, "--script", self.script]
+        cmd += ["--out", self.out, "--cwd", self.cwd]
+        if self.strip_path is not None:
+            cmd += ["--strip-path", self.strip_path]
+        for root in self.roots:
+            cmd += ["--root", root]
+        if self.environment:
+            cmd.append("--environment")
+        if not self.exact_lines:
+            cmd.append("--no-exact-lines")
+        if self.event_budget:
+            cmd += ["--event-budget", str(self.event_budget)]
+        if self.wait_fd is not None:
+            cmd += ["--wait-fd", str(self.wait_fd)]
+        if self.save_raw is not None:
+            cmd += ["--save-raw", self.save_raw]
+        return [*cmd, "--", *self.args]
+
+    @classmethod
+    def parse(cls, argv: list[str]) -> RunnerArgs:
+        parser = argparse.ArgumentParser(prog=f"python -m {RUNNER_MODULE}")
+        parser.add_argument("--pass", dest="pass_name", choices=PASSES, required=True)
+        parser.add_argument("--script", required=True)
+        parser.add_argument("--out", required=True)
+        parser.add_argument("--cwd", required=True)
+        parser.add_argument("--root", dest="roots", action="append", default=[])
+        parser.add_argument("--strip-path")
+        parser.add_argument("--environment", action="store_true")
+        parser.add_argument("--no-exact-lines", dest="exact_lines", action="store_false")
+        parser.add_argument("--event-budget", type=int, default=0)
+        parser.add_argument("--save-raw", default=None)
+        parser.add_argument("--wait-fd", type=int, default=None)
+        parser.add_argument("args", nargs=argparse.REMAINDER)
+        ns = parser.parse_args(argv)
+        if ns.args and ns.args[0] == "--":
+            ns.args = ns.args[1:]
+        return cls(**vars(ns))

@@ -119,22 +119,25 @@ export class Commands {
       return; // input box dismissed
     }
     const name = path.basename(uri.fsPath);
-    const request: Record<string, unknown> = { uri: uri.toString() };
-    if (args !== undefined) {
-      request.args = args;
-    }
-    this.log.info(`profiling ${uri.fsPath}${args ? ` with arguments ${joinArguments(args)}` : ""}`);
+    // The settings of the script's own workspace folder (multi-root: each folder its own).
+    const { request, interpreter } = await this.server.profileRequest(uri, args);
+    this.log.info(
+      `profiling ${uri.fsPath} with ${interpreter.path} (from ${interpreter.from})` +
+        (request.args.length > 0 ? `, arguments ${joinArguments(request.args)}` : ""),
+    );
     const key = uri.toString();
     this.running.set(key, (this.running.get(key) ?? 0) + 1);
     await this.setRunning();
     this.status.running(name);
     try {
-      const result = (await this.server.execute("bottleneck.profile", [request])) as ProfileResult | undefined;
+      const result = (await this.server.execute("bottleneck.profile", [request], uri)) as ProfileResult | undefined;
       if ((this.running.get(key) ?? 0) > 1) {
         // Superseded: a newer request for this script restarted the job; its result will tell.
       } else if (result === undefined) {
         this.status.idle();
       } else if (result.status === "refused") {
+        // The server has shown its message; say where a refused interpreter came from.
+        this.log.error(`${name}: ${result.message ?? "refused"} (interpreter ${interpreter.path}, from ${interpreter.from})`);
         this.status.finished(`${name}: ${result.message ?? "refused"}`, false);
       } else {
         // A run stopped on request is not a failure.
@@ -177,6 +180,6 @@ export class Commands {
 
   private async report(target: vscode.Uri | undefined): Promise<void> {
     // The server writes the report to a private file and asks VS Code to show it.
-    await this.server.execute("bottleneck.report", target ? [target.toString()] : []);
+    await this.server.execute("bottleneck.report", target ? [target.toString()] : [], target);
   }
 }

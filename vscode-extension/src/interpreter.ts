@@ -1,14 +1,12 @@
-// Which Python runs the server (and the profiled script): the Python extension's active
-// interpreter for the file's workspace folder when that extension is installed, else the
-// bottleneck.interpreter setting, else python3 on PATH.
+// Which Python runs the server and the profiled script: the bottleneck.interpreter setting
+// for the file's workspace folder when set, else the Python extension's active interpreter for
+// that folder, else python3 on PATH (the precedence is chooseInterpreter's, in interpreterChoice.ts).
 import { execFile } from "node:child_process";
 import * as vscode from "vscode";
 import { PythonExtension } from "@vscode/python-extension";
+import { chooseInterpreter, type Interpreter } from "./interpreterChoice";
 
-export interface Interpreter {
-  path: string;
-  from: "Python extension" | "bottleneck.interpreter" | "PATH";
-}
+export type { Interpreter } from "./interpreterChoice";
 
 const PYTHON_EXTENSION = "ms-python.python";
 
@@ -23,25 +21,31 @@ async function pythonApi(): Promise<PythonExtension | undefined> {
   }
 }
 
+/** `configured`: the bottleneck.interpreter setting as read for `resource`'s workspace folder. */
 export async function findInterpreter(
   resource: vscode.Uri | undefined,
   configured: string,
   log: vscode.LogOutputChannel,
 ): Promise<Interpreter> {
-  const api = await pythonApi();
-  if (api !== undefined) {
-    const active = api.environments.getActiveEnvironmentPath(resource);
-    const resolved = await api.environments.resolveEnvironment(active);
-    const executable = resolved?.executable.uri?.fsPath;
-    if (executable) {
-      return { path: executable, from: "Python extension" };
+  return chooseInterpreter(configured, async () => {
+    const api = await pythonApi();
+    if (api === undefined) {
+      return undefined;
     }
-    log.warn(`the Python extension has no usable interpreter for ${resource?.fsPath ?? "this window"}`);
-  }
-  if (configured) {
-    return { path: configured, from: "bottleneck.interpreter" };
-  }
-  return { path: "python3", from: "PATH" };
+    const where = resource?.fsPath ?? "this window";
+    try {
+      const active = api.environments.getActiveEnvironmentPath(resource);
+      const resolved = await api.environments.resolveEnvironment(active);
+      const executable = resolved?.executable.uri?.fsPath;
+      if (!executable) {
+        log.warn(`the Python extension has no usable interpreter for ${where}`);
+      }
+      return executable;
+    } catch (error) {
+      log.warn(`the Python extension could not say its interpreter for ${where}: ${String(error)}`);
+      return undefined;
+    }
+  });
 }
 
 /** Calls `listener` when the Python extension's active interpreter changes. */

@@ -1,5 +1,6 @@
 // The language server's life: find the interpreter, check it can run the server, start the
-// client, pass settings, restart on interpreter or server-source changes, stop cleanly.
+// client, pass settings, restart on interpreter or server-source changes, stop cleanly; and
+// each profile request with the settings of the workspace folder that holds its script.
 import * as vscode from "vscode";
 import {
   DidChangeConfigurationNotification,
@@ -10,16 +11,26 @@ import {
   State,
 } from "vscode-languageclient/node";
 import { findInterpreter, type Interpreter, probe } from "./interpreter";
+import { remedy } from "./interpreterChoice";
 import { showServerProgress } from "./progress";
-import { type ExtensionSettings, readSettings, serverLaunch, serverSettings } from "./settings";
+import {
+  type ExtensionSettings,
+  profileRequest,
+  type ProfileRequest,
+  readSettings,
+  SECTION,
+  serverLaunch,
+  serverSettings,
+} from "./settings";
 import type { Status } from "./status";
 
-export const SECTION = "bottleneck";
+export { SECTION } from "./settings";
 
 export class ServerController implements vscode.Disposable {
   private client: LanguageClient | undefined;
   private interpreter: Interpreter | undefined;
   private starting: Promise<LanguageClient | undefined> | undefined;
+  private readonly warned = new Set<string>(); // settings problems already logged
 
   constructor(
     private readonly context: vscode.ExtensionContext,
@@ -27,11 +38,17 @@ export class ServerController implements vscode.Disposable {
     private readonly status: Status,
   ) {}
 
+  /** The settings as they apply to `resource`: its workspace folder's values for the
+   * resource-scoped ones (interpreter, args, cwd, passes, timeout). Without a resource, the
+   * window's values: what the server-wide (window-scoped) settings are read from. */
   settings(resource?: vscode.Uri): ExtensionSettings {
     const config = vscode.workspace.getConfiguration(SECTION, resource);
     const { settings, problems } = readSettings((key) => config.get(key));
     for (const problem of problems) {
-      this.log.warn(problem);
+      if (!this.warned.has(problem)) {
+        this.warned.add(problem);
+        this.log.warn(problem);
+      }
     }
     return settings;
   }
@@ -46,30 +63,39 @@ export class ServerController implements vscode.Disposable {
     return vscode.window.activeTextEditor?.document.uri ?? vscode.workspace.workspaceFolders?.[0]?.uri;
   }
 
-  /** The running client, starting it when needed; undefined when it cannot start (said why). */
-  async ensure(): Promise<LanguageClient | undefined> {
+  /** The running client, starting it when needed; undefined when it cannot start (said why).
+   * `resource`: the file the server is needed for, whose folder's interpreter starts it. */
+  async ensure(resource?: vscode.Uri): Promise<LanguageClient | undefined> {
     if (this.client?.state === State.Running) {
       return this.client;
     }
-    this.starting ??= this.start().finally(() => {
+    this.starting ??= this.start(resource ?? this.resource()).finally(() => {
       this.starting = undefined;
     });
     return this.starting;
   }
 
-  private async start(): Promise<LanguageClient | undefined> {
+  private async start(resource: vscode.Uri | undefined): Promise<LanguageClient | undefined> {
     await this.stop();
-    const resource = this.resource();
-    const settings = this.settings(resource);
+    // One server process serves every workspace folder, on one interpreter: the one chosen
+    // for `resource`'s folder (the script about to be profiled, else the active editor's
+    // file, else the first folder). When folders disagree on bottleneck.interpreter (or the
+    // Python extension's interpreter), that matters only for the server itself: it must be
+    // Python 3.10+ (and, with serverSource "environment", have bottleneck-lsp installed).
+    // Scripts do not run on it: each profile request names its own folder's interpreter as
+    // `python` (profileRequest), so a script in folder A runs on A's interpreter and one in
+    // folder B on B's, whichever started the server.
+    const settings = this.settings(); // serverSource and the server-wide settings: window-scoped
+    const interpreterSetting = this.settings(resource).interpreter;
     this.status.server("starting", "");
-    const interpreter = await findInterpreter(resource, settings.interpreter, this.log);
+    const interpreter = await findInterpreter(resource, interpreterSetting, this.log);
     const launch = serverLaunch(interpreter.path, this.context.extensionPath, settings.serverSource);
-    this.log.info(`interpreter ${interpreter.path} (from ${interpreter.from}); server: ${settings.serverSource}`);
+    this.log.info(`server interpreter ${interpreter.path} (from ${interpreter.from}); server: ${settings.serverSource}`);
     const checked = await probe(launch.command, launch.args);
     if (!checked.ok) {
       const message =
         `Bottleneck cannot start its server with ${interpreter.path} (from ${interpreter.from}): ${checked.detail}. ` +
-        "Choose a Python 3.10+ interpreter (the Python extension's interpreter picker or the bottleneck.interpreter setting).";
+        remedy(interpreter.from);
       this.log.error(message);
       this.status.server("failed", checked.detail);
       void vscode.window.showErrorMessage(message, "Open Settings", "Show Log").then((choice) => {
@@ -93,7 +119,7 @@ export class ServerController implements vscode.Disposable {
       outputChannel: this.log,
       traceOutputChannel: this.log,
       diagnosticCollectionName: "bottleneck",
-      initializationOptions: serverSettings(settings, interpreter.path, this.folder(resource)),
+      initializationOptions: serverSettings(settings, interpreter.path),
     };
     const client = new LanguageClient("bottleneck", "Bottleneck", serverOptions, clientOptions);
     client.onDidChangeState(({ newState }) => {
@@ -117,20 +143,33 @@ export class ServerController implements vscode.Disposable {
     return client;
   }
 
-  /** Settings other than the interpreter and server source reach the running server as they change. */
+  /** The server-wide settings reach the running server as they change (the per-folder ones
+   * are read again for each profile request; interpreter and server source restart it). */
   async pushSettings(): Promise<void> {
     const client = this.client;
     if (client?.state !== State.Running || this.interpreter === undefined) {
       return;
     }
-    const resource = this.resource();
     await client.sendNotification(DidChangeConfigurationNotification.type, {
-      settings: serverSettings(this.settings(resource), this.interpreter.path, this.folder(resource)),
+      settings: serverSettings(this.settings(), this.interpreter.path),
     });
   }
 
-  async execute(command: string, args: unknown[]): Promise<unknown> {
-    const client = await this.ensure();
+  /** The bottleneck.profile argument object for `script`: the settings of the workspace folder
+   * that holds it and the interpreter chosen for that folder. `args`: remembered for the script. */
+  async profileRequest(
+    script: vscode.Uri,
+    args: string[] | undefined,
+  ): Promise<{ request: ProfileRequest; interpreter: Interpreter }> {
+    const settings = this.settings(script);
+    const interpreter = await findInterpreter(script, settings.interpreter, this.log);
+    const request = profileRequest(script.toString(), settings, interpreter.path, this.folder(script), args);
+    return { request, interpreter };
+  }
+
+  /** Sends a server command; `resource`: the file it is about (starts the server for its folder). */
+  async execute(command: string, args: unknown[], resource?: vscode.Uri): Promise<unknown> {
+    const client = await this.ensure(resource);
     if (client === undefined) {
       return undefined;
     }

@@ -1,5 +1,12 @@
-// The extension's settings, read and checked once, and what the server gets from them.
+// The extension's settings, read and checked, and what the server gets from them: the
+// server-wide settings (initializationOptions, workspace/didChangeConfiguration) and the
+// per-folder ones that travel with each bottleneck.profile request.
 // Pure: no vscode import, so that the unit tests run in plain Node.
+//
+// package.json is the one place that states the settings' defaults. The configuration API
+// already applies them (config.get returns the default for an unset key); the fallbacks
+// below, for a missing or invalid value, are read from the same manifest, not restated.
+import { contributes } from "../package.json";
 
 export type ServerSource = "bundled" | "environment";
 export type Pass = "sample" | "cprofile" | "cpu" | "cuda";
@@ -19,57 +26,103 @@ export interface ExtensionSettings {
   eventBudget: number;
 }
 
-export const DEFAULTS: ExtensionSettings = {
-  interpreter: "",
-  serverSource: "bundled",
-  args: [],
-  cwd: "",
-  passes: [],
-  timeout: 600,
-  minShare: 0.05,
-  warningShare: 0.2,
-  top: 3,
-  codeLens: true,
-  exactLines: true,
-  eventBudget: 250_000,
+export const SECTION = "bottleneck";
+
+const PASSES: readonly Pass[] = ["sample", "cprofile", "cpu", "cuda"];
+const SOURCES: readonly ServerSource[] = ["bundled", "environment"];
+
+const isString = (v: unknown): v is string => typeof v === "string";
+const isBool = (v: unknown): v is boolean => typeof v === "boolean";
+const fraction = (v: unknown): v is number => typeof v === "number" && v >= 0 && v <= 1;
+const count = (v: unknown): v is number => typeof v === "number" && Number.isInteger(v) && v >= 0;
+const positive = (v: unknown): v is number => typeof v === "number" && v > 0;
+const strings = (v: unknown): v is string[] => Array.isArray(v) && v.every(isString);
+const passes = (v: unknown): v is Pass[] => strings(v) && v.every((p) => (PASSES as readonly string[]).includes(p));
+const source = (v: unknown): v is ServerSource => (SOURCES as readonly unknown[]).includes(v);
+
+/** What each setting accepts (package.json's schema, as checked here). */
+const VALID: { [K in keyof ExtensionSettings]: (v: unknown) => v is ExtensionSettings[K] } = {
+  interpreter: isString,
+  serverSource: source,
+  args: strings,
+  cwd: isString,
+  passes,
+  timeout: positive,
+  minShare: fraction,
+  warningShare: fraction,
+  top: count,
+  codeLens: isBool,
+  exactLines: isBool,
+  eventBudget: count,
 };
 
-const PASSES: readonly string[] = ["sample", "cprofile", "cpu", "cuda"];
+/** The settings this file reads, in the order of the interface. */
+export const KEYS = Object.keys(VALID) as (keyof ExtensionSettings)[];
 
-/** A bad value falls back to its default and is named in `problems`. */
+/** package.json's `contributes.configuration.properties`, keyed by full setting id. */
+export const MANIFEST_PROPERTIES: Readonly<
+  Partial<Record<string, { default?: unknown; scope?: string; enum?: unknown[]; items?: { type?: unknown; enum?: unknown[] } }>>
+> = contributes.configuration.properties;
+
+/** The enums this file checks against, for the test that compares them with package.json. */
+export const ENUMS = { passes: PASSES, serverSource: SOURCES } as const;
+
+function manifestDefaults(): ExtensionSettings {
+  const pick = <K extends keyof ExtensionSettings>(key: K): ExtensionSettings[K] => {
+    const value = MANIFEST_PROPERTIES[`${SECTION}.${key}`]?.default;
+    if (!VALID[key](value)) {
+      // package.json is broken: a unit test guards against this.
+      throw new Error(`package.json: ${SECTION}.${key} has no valid default (${JSON.stringify(value)})`);
+    }
+    return value;
+  };
+  return {
+    interpreter: pick("interpreter"),
+    serverSource: pick("serverSource"),
+    args: pick("args"),
+    cwd: pick("cwd"),
+    passes: pick("passes"),
+    timeout: pick("timeout"),
+    minShare: pick("minShare"),
+    warningShare: pick("warningShare"),
+    top: pick("top"),
+    codeLens: pick("codeLens"),
+    exactLines: pick("exactLines"),
+    eventBudget: pick("eventBudget"),
+  };
+}
+
+/** package.json's defaults: what config.get returns for unset keys, and the fallback for bad values. */
+export const DEFAULTS: Readonly<ExtensionSettings> = Object.freeze(manifestDefaults());
+
+/** Reads every setting through `get` (config.get, which applies package.json's defaults).
+ * A missing or bad value falls back to package.json's default and is named in `problems`. */
 export function readSettings(get: (key: string) => unknown): { settings: ExtensionSettings; problems: string[] } {
   const problems: string[] = [];
-  const pick = <T>(key: keyof ExtensionSettings, ok: (v: unknown) => v is T, fallback: T): T => {
+  const pick = <K extends keyof ExtensionSettings>(key: K): ExtensionSettings[K] => {
     const value = get(key);
     if (value === undefined || value === null) {
-      return fallback;
+      return DEFAULTS[key];
     }
-    if (ok(value)) {
+    if (VALID[key](value)) {
       return value;
     }
-    problems.push(`bottleneck.${key}: ${JSON.stringify(value)} is not valid; using ${JSON.stringify(fallback)}`);
-    return fallback;
+    problems.push(`${SECTION}.${key}: ${JSON.stringify(value)} is not valid; using ${JSON.stringify(DEFAULTS[key])}`);
+    return DEFAULTS[key];
   };
-  const isString = (v: unknown): v is string => typeof v === "string";
-  const isBool = (v: unknown): v is boolean => typeof v === "boolean";
-  const fraction = (v: unknown): v is number => typeof v === "number" && v >= 0 && v <= 1;
-  const count = (v: unknown): v is number => typeof v === "number" && Number.isInteger(v) && v >= 0;
-  const strings = (v: unknown): v is string[] => Array.isArray(v) && v.every(isString);
-  const passes = (v: unknown): v is Pass[] => strings(v) && v.every((p) => PASSES.includes(p));
-  const source = (v: unknown): v is ServerSource => v === "bundled" || v === "environment";
   const settings: ExtensionSettings = {
-    interpreter: pick("interpreter", isString, DEFAULTS.interpreter).trim(),
-    serverSource: pick("serverSource", source, DEFAULTS.serverSource),
-    args: pick("args", strings, DEFAULTS.args),
-    cwd: pick("cwd", isString, DEFAULTS.cwd),
-    passes: pick("passes", passes, DEFAULTS.passes),
-    timeout: pick("timeout", (v): v is number => typeof v === "number" && v > 0, DEFAULTS.timeout),
-    minShare: pick("minShare", fraction, DEFAULTS.minShare),
-    warningShare: pick("warningShare", fraction, DEFAULTS.warningShare),
-    top: pick("top", count, DEFAULTS.top),
-    codeLens: pick("codeLens", isBool, DEFAULTS.codeLens),
-    exactLines: pick("exactLines", isBool, DEFAULTS.exactLines),
-    eventBudget: pick("eventBudget", count, DEFAULTS.eventBudget),
+    interpreter: pick("interpreter").trim(),
+    serverSource: pick("serverSource"),
+    args: pick("args"),
+    cwd: pick("cwd"),
+    passes: pick("passes"),
+    timeout: pick("timeout"),
+    minShare: pick("minShare"),
+    warningShare: pick("warningShare"),
+    top: pick("top"),
+    codeLens: pick("codeLens"),
+    exactLines: pick("exactLines"),
+    eventBudget: pick("eventBudget"),
   };
   return { settings, problems };
 }
@@ -84,17 +137,22 @@ export function expandFolder(value: string, folder: string | undefined): string 
 }
 
 /** The server's settings object (its camelCase keys), for initializationOptions and
- * workspace/didChangeConfiguration. The interpreter that runs the server also runs the script. */
-export function serverSettings(
-  settings: ExtensionSettings,
-  python: string,
-  folder: string | undefined,
-): Record<string, unknown> {
+ * workspace/didChangeConfiguration, from the window's settings (`bottleneck.*` read without a
+ * resource). One server serves every workspace folder, so only what is the same for all of
+ * them is set here: the thresholds, lenses, exactLines and eventBudget (window-scoped in
+ * package.json: the server takes them only here), and `python`, the interpreter the server
+ * process runs on, as the script's interpreter for requests that name none.
+ *
+ * The per-folder settings (args, cwd, passes, timeout, and the script's interpreter) travel
+ * with each request (profileRequest). The server falls back to its own values when a request
+ * leaves one out or sends it empty, so these are sent neutral: an empty `passes` or `cwd` in
+ * one folder must mean "all passes" / "the folder holding the script", not another folder's value. */
+export function serverSettings(settings: ExtensionSettings, python: string): Record<string, unknown> {
   return {
     python,
-    args: settings.args,
-    cwd: settings.cwd ? expandFolder(settings.cwd, folder) : null,
-    passes: settings.passes.length > 0 ? settings.passes : null,
+    args: [],
+    cwd: null,
+    passes: null,
     timeout: settings.timeout,
     minShare: settings.minShare,
     warningShare: settings.warningShare,
@@ -103,6 +161,41 @@ export function serverSettings(
     exactLines: settings.exactLines,
     eventBudget: settings.eventBudget,
   };
+}
+
+/** bottleneck.profile's argument object (the server's ProfileArguments). */
+export interface ProfileRequest {
+  uri: string;
+  args: string[];
+  python: string;
+  timeout: number;
+  passes?: Pass[];
+  cwd?: string;
+}
+
+/** The bottleneck.profile argument object for one script, from the settings of the workspace
+ * folder that holds it (`folder`: that folder's path, for `${workspaceFolder}`) and the
+ * interpreter chosen for it. `args`: the arguments remembered for this script, if any. */
+export function profileRequest(
+  uri: string,
+  settings: ExtensionSettings,
+  python: string,
+  folder: string | undefined,
+  args?: readonly string[],
+): ProfileRequest {
+  const request: ProfileRequest = {
+    uri,
+    args: [...(args ?? settings.args)],
+    python,
+    timeout: settings.timeout,
+  };
+  if (settings.passes.length > 0) {
+    request.passes = [...settings.passes]; // empty: the server's null, every pass that applies
+  }
+  if (settings.cwd) {
+    request.cwd = expandFolder(settings.cwd, folder); // empty: the server picks the script's folder
+  }
+  return request;
 }
 
 /** How the server process starts: the bundled server puts the extension's own libraries

@@ -1,6 +1,17 @@
 import { strict as assert } from "node:assert";
 import { test } from "node:test";
-import { DEFAULTS, expandFolder, readSettings, serverLaunch, serverSettings } from "../src/settings";
+import {
+  DEFAULTS,
+  ENUMS,
+  expandFolder,
+  type ExtensionSettings,
+  KEYS,
+  MANIFEST_PROPERTIES,
+  readSettings,
+  SECTION,
+  serverLaunch,
+  serverSettings,
+} from "../src/settings";
 
 const from = (values: Record<string, unknown>) => (key: string) => values[key];
 
@@ -10,39 +21,70 @@ test("defaults when nothing is set", () => {
   assert.deepEqual(problems, []);
 });
 
-test("bad values fall back to defaults and are named", () => {
+test("bad values fall back to package.json's defaults and are named", () => {
   const { settings, problems } = readSettings(
     from({ timeout: -1, passes: ["cpu", "gpu"], minShare: 2, top: 1.5, serverSource: "pip", interpreter: "  /x/python " }),
   );
-  assert.equal(settings.timeout, 600);
-  assert.deepEqual(settings.passes, []);
-  assert.equal(settings.minShare, 0.05);
-  assert.equal(settings.top, 3);
-  assert.equal(settings.serverSource, "bundled");
+  assert.equal(settings.timeout, DEFAULTS.timeout);
+  assert.deepEqual(settings.passes, DEFAULTS.passes);
+  assert.equal(settings.minShare, DEFAULTS.minShare);
+  assert.equal(settings.top, DEFAULTS.top);
+  assert.equal(settings.serverSource, DEFAULTS.serverSource);
   assert.equal(settings.interpreter, "/x/python");
   assert.equal(problems.length, 5);
   assert.match(problems.join("\n"), /bottleneck\.passes: \["cpu","gpu"\] is not valid/);
+  assert.match(problems.join("\n"), new RegExp(`bottleneck\\.timeout: -1 is not valid; using ${String(DEFAULTS.timeout)}`));
 });
 
-test("server settings use the server's camelCase keys and the chosen interpreter", () => {
-  const { settings } = readSettings(from({ passes: ["cpu"], cwd: "${workspaceFolder}/runs", args: ["--steps", "3"] }));
-  const sent = serverSettings(settings, "/venv/bin/python", "/work/project");
+// package.json is the one place for defaults: settings.ts reads them from it. These tests fail
+// if the two drift apart (a setting one of them lacks, a default settings.ts would reject, an
+// enum that differs).
+test("settings.ts and package.json agree on the settings, their defaults and enums", () => {
+  const declared = Object.keys(MANIFEST_PROPERTIES)
+    .filter((id) => id !== `${SECTION}.trace.server`) // read by vscode-languageclient itself
+    .sort();
+  assert.deepEqual(declared, KEYS.map((key) => `${SECTION}.${key}`).sort());
+  for (const key of KEYS) {
+    const manifestDefault = MANIFEST_PROPERTIES[`${SECTION}.${key}`]?.default;
+    assert.deepEqual(DEFAULTS[key], manifestDefault, key);
+    // What config.get returns for an unset key (package.json's default) is accepted as is.
+    const { settings, problems } = readSettings(from({ [key]: manifestDefault }));
+    assert.deepEqual(problems, [], key);
+    assert.deepEqual(settings[key], manifestDefault, key);
+  }
+  assert.deepEqual(MANIFEST_PROPERTIES[`${SECTION}.serverSource`]?.enum, [...ENUMS.serverSource]);
+  assert.deepEqual(MANIFEST_PROPERTIES[`${SECTION}.passes`]?.items?.enum, [...ENUMS.passes]);
+});
+
+test("per-folder settings are resource-scoped, server-wide ones window-scoped", () => {
+  // The per-folder ones travel with each profile request (profileRequest); the others go to
+  // the one server for the whole window (serverSettings), so a folder value could not apply.
+  const perFolder: (keyof ExtensionSettings)[] = ["interpreter", "args", "cwd", "passes", "timeout"];
+  for (const key of KEYS) {
+    const scope = MANIFEST_PROPERTIES[`${SECTION}.${key}`]?.scope;
+    assert.equal(scope, perFolder.includes(key) ? "resource" : "window", key);
+  }
+});
+
+test("server settings use the server's camelCase keys and the server's interpreter", () => {
+  const { settings } = readSettings(
+    from({ passes: ["cpu"], cwd: "${workspaceFolder}/runs", args: ["--steps", "3"], timeout: 30, minShare: 0.1, top: 5 }),
+  );
+  const sent = serverSettings(settings, "/venv/bin/python");
   assert.deepEqual(sent, {
     python: "/venv/bin/python",
-    args: ["--steps", "3"],
-    cwd: "/work/project/runs",
-    passes: ["cpu"],
-    timeout: 600,
-    minShare: 0.05,
-    warningShare: 0.2,
-    top: 3,
-    codeLens: true,
-    exactLines: true,
-    eventBudget: 250000,
+    // per folder, sent with each request: neutral here so that no folder's value leaks into another's
+    args: [],
+    cwd: null,
+    passes: null,
+    timeout: 30,
+    minShare: 0.1,
+    warningShare: DEFAULTS.warningShare,
+    top: 5,
+    codeLens: DEFAULTS.codeLens,
+    exactLines: DEFAULTS.exactLines,
+    eventBudget: DEFAULTS.eventBudget,
   });
-  const empty = serverSettings(DEFAULTS, "python3", undefined);
-  assert.equal(empty.cwd, null);
-  assert.equal(empty.passes, null);
 });
 
 test("expandFolder", () => {

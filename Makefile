@@ -6,7 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck pytest faults bench fidelity extension vsix e2e clean
+.PHONY: demo test check lint typecheck pytest faults bench fidelity extension vsix e2e clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -32,6 +32,11 @@ faults: $(STAMP)
 	for run in 2 3; do $(PY) -m pytest -q tests/test_faults.py tests/test_lsp_faults.py || exit 1; done
 
 test: lint typecheck pytest faults e2e
+
+# The everyday tier: lint, types, the extension's checks and unit tests, and every Python
+# test but the slow ones (fidelity corpus, soak, repeated fault runs). `make test` is CI's.
+check: lint typecheck extension
+	$(PY) -m pytest -q -m "not slow"
 
 # -- VS Code extension ------------------------------------------------------------------------
 # `make extension`: type-check (tsc strict), lint (eslint, no warnings), unit tests (node:test),

@@ -220,6 +220,33 @@ def test_event_budget_bounds_the_recording_and_says_so() -> None:
     assert any("stopped after 200 torch calls" in n for n in part["notes"])
     assert part["lines"][0]["line"] == marker_line("forever_bounded.py")
     assert part["peak_rss_mb"] > 0
+    text = cli(
+        "--passes", "cpu", "--event-budget", "200", str(SCRIPTS / "forever_bounded.py")
+    ).stdout.decode()
+    assert "note: the profiler stopped after 200 torch calls" in text  # the report says it too
+
+
+def test_the_recording_stops_before_memory_runs_out() -> None:
+    """The memory guard, with real torch calls through the real marker: past its allowance
+    the recording stops (for "memory"), once; under it, never."""
+    from bottleneck_lsp.runner.passes import MemoryGuard, make_line_marker
+
+    guard = MemoryGuard()
+    assert guard.allowance > 0 and guard.start > 0  # Linux: /proc read
+    reasons: list[str] = []
+    marker = make_line_marker(torch, 0, reasons.append, guard)
+    with marker:
+        for _ in range(3 * MemoryGuard.CHECK_EVERY):
+            torch.ones(2).add(1)
+    assert reasons == []
+    guard.allowance = 64 * 1024 * 1024
+    hoard = [bytearray(96 * 1024 * 1024)]  # the process grows past the allowance
+    hoard[0][::4096] = b"x" * len(hoard[0][::4096])  # touched: resident, not only mapped
+    with marker:
+        for _ in range(3 * MemoryGuard.CHECK_EVERY):
+            torch.ones(2).add(1)
+    assert reasons == ["memory"]
+    del hoard
 
 
 @pytest.mark.parametrize(("script", "processes"), [("forever.py", 1), ("forever_child.py", 2)])
@@ -252,6 +279,7 @@ def _no_internal_traceback(result: subprocess.CompletedProcess[bytes]) -> None:
     assert "never retrieved" not in err and "bottleneck_lsp" not in err and "Traceback" not in err, err
 
 
+@pytest.mark.slow
 def test_failing_runs_print_the_environment_first_and_no_internal_traceback(tmp_path: Path) -> None:
     """30 syntax errors (the first pass fails before the script runs) and 10 runs whose
     second pass fails while a prestarted runner waits (it is discarded), two at a time."""

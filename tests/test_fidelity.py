@@ -17,6 +17,7 @@ import pytest
 from fidelity.checker import check, scripts
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("script", scripts(), ids=lambda p: p.name)
 def test_corpus_script(script: Path) -> None:
     outcome = check(script)

@@ -7,7 +7,7 @@ import os
 import subprocess
 import sys
 
-from bottleneck_lsp import analysis
+from bottleneck_lsp import analysis, report
 from helpers import SCRIPTS, marker_line, run_job
 
 CLI = os.path.join(os.path.dirname(sys.executable), "bottleneck-lsp")
@@ -72,3 +72,15 @@ def test_a_record_function_range_keeps_only_its_own_time() -> None:
     summed = sum(line["self_cpu_us"] for line in cpu["lines"]) + cpu["unattributed"]["self_cpu_us"]
     assert abs(summed - cpu["totals"]["self_cpu_us"]) < 1.0
     assert cpu["totals"]["self_cpu_us"] <= cpu["script_wall_s"] * 1e6
+
+
+def test_a_loop_looked_at_on_its_jump_back_is_charged_to_its_head() -> None:
+    """Python shows the sampler a tight loop only at its jump back: "somewhere in this
+    loop", charged to the ``for`` line (never lost, never the body's last line)."""
+    doc = run_job("loop_if_tail.py", passes=("sample",))
+    part = analysis.pass_named(doc, "sample")
+    assert part is not None and part["status"] == "ok" and part["notes"] == [], part.get("notes")
+    top = max(sampled_lines(doc).values(), key=lambda x: x["wall_s"])
+    assert top["line"] == marker_line("loop_if_tail.py") and top["wall_share"] > 0.9
+    text = report.render(doc)
+    assert f"loop_if_tail.py:{marker_line('loop_if_tail.py')}:5: warning: " in text

@@ -215,6 +215,7 @@ async def drive(folder: Path) -> Figures:
     return figures
 
 
+@pytest.mark.slow
 @pytest.mark.asyncio
 async def test_fifty_requests_with_stops_restarts_edits_and_a_huge_file(tmp_path: Path) -> None:
     figures = await drive(tmp_path)

@@ -78,7 +78,8 @@ def add_profile_arguments(parser: argparse.ArgumentParser) -> None:
         default=250_000,
         metavar="N",
         help="stop recording an autograd pass after N torch calls, to bound memory "
-        "(about 8 KB a call with stacks); 0: no bound (default: 250000)",
+        "(8-190 KB a call with stacks, by model); 0: no bound (default: 250000). Apart from "
+        "it, recording stops when the process grows by a third of the memory available",
     )
     parser.add_argument(
         "--no-prestart",

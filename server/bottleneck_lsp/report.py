@@ -90,6 +90,8 @@ def _status_line(part: dict[str, Any]) -> str:
         done_first.append(f"CUDA init {startup['cuda_init_s']:.2f} s")
     if done_first:
         text += "; start-up, not charged to lines: " + ", ".join(done_first)
+    for note in part.get("notes") or []:
+        text += f"\nnote: {_ascii(note)}"
     return text
 
 

@@ -97,27 +97,73 @@ class CProfilePass:
         }
 
 
-def make_line_marker(torch: Any, budget: int, on_budget: Callable[[], None]) -> Any:
+class MemoryGuard:
+    """Whether the process grew past a third of the memory that was available when the
+    pass started. The profiler keeps every event until it stops, and reading them back
+    takes about as much again; past this, the recording stops rather than the machine
+    running out of memory. Linux (/proc); elsewhere it never trips."""
+
+    CHECK_EVERY = 1024  # torch calls between looks (a look: one small /proc read)
+
+    def __init__(self) -> None:
+        self.start = self.resident()
+        available = _meminfo_kb("MemAvailable")
+        self.allowance = available * 1024 // 3 if available else 0
+
+    @staticmethod
+    def resident() -> int:
+        try:
+            with open("/proc/self/statm", "rb") as handle:
+                return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+        except (OSError, ValueError, IndexError):
+            return 0
+
+    def over(self) -> bool:
+        return self.allowance > 0 and self.resident() - self.start > self.allowance
+
+
+def _meminfo_kb(field: str) -> int:
+    try:
+        with open("/proc/meminfo") as handle:
+            for line in handle:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
+
+
+def make_line_marker(
+    torch: Any, budget: int, on_budget: Callable[[str], None], guard: MemoryGuard | None = None
+) -> Any:
     """A TorchFunctionMode that adds one Python call node per torch call.
 
     Operators such as ``a @ b`` or ``x * y`` make no Python call event, so the
     profiler could only name the enclosing function. Under this mode every torch
     call passes through ``__torch_function__``, whose call node records the caller's
     frame: the exact line of the operator. It also counts torch calls, and calls
-    ``on_budget`` once when ``budget`` (when positive) is reached, in this process only
-    (a forked worker inherits the mode; its calls are not this profile's).
+    ``on_budget("calls")`` once when ``budget`` (when positive) is reached, or
+    ``on_budget("memory")`` when ``guard`` trips, in this process only (a forked worker
+    inherits the mode; its calls are not this profile's).
     """
     from torch.overrides import TorchFunctionMode
 
     owner = os.getpid()
+    every = MemoryGuard.CHECK_EVERY
 
     class LineMarker(TorchFunctionMode):
         calls = 0
+        tripped = False
 
         def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
             self.calls += 1
-            if self.calls == budget and os.getpid() == owner:
-                on_budget()
+            if not self.tripped and os.getpid() == owner:
+                if self.calls == budget:
+                    self.tripped = True
+                    on_budget("calls")
+                elif guard is not None and self.calls % every == 0 and guard.over():
+                    self.tripped = True
+                    on_budget("memory")
             return func(*args, **(kwargs or {}))
 
     return LineMarker()
@@ -174,7 +220,10 @@ class AutogradPass:
         self.save_raw = save_raw
         self.raw_note = ""
         self.event_budget = event_budget
-        self.marker = make_line_marker(torch, event_budget, self._budget_reached) if exact_lines else None
+        self.guard = MemoryGuard()
+        self.marker = (
+            make_line_marker(torch, event_budget, self._budget_reached, self.guard) if exact_lines else None
+        )
         self.script_calls = ScriptCallMarker(torch) if exact_lines else None
         self.exact_lines = exact_lines
         self.started = 0.0
@@ -182,7 +231,9 @@ class AutogradPass:
         self.recorded_until = 0.0
         self.running = False
         self.recording = False
-        self.budget_hit = False
+        self.budget_hit = ""  # "calls" or "memory": why the recording stopped early
+        self.grown = 0  # bytes the process had grown by then
+        self.calls_recorded = 0  # torch calls recorded by then
 
     def _end_recording(self) -> None:
         """Stop the profiler (once); what it recorded stays for ``finish``."""
@@ -197,10 +248,12 @@ class AutogradPass:
         self.recorded_until = time.perf_counter()
         self.profiler.__exit__(None, None, None)
 
-    def _budget_reached(self) -> None:
-        # Memory bound: the profiler keeps every event until it stops (about 2.5 KB an
-        # event with stacks here), so a long run stops recording; the script runs on.
-        self.budget_hit = True
+    def _budget_reached(self, why: str) -> None:
+        # The profiler keeps every event until it stops (16-190 KB a torch call with
+        # stacks, measured on real models), so a long run stops recording; the script runs on.
+        self.budget_hit = why
+        self.grown = MemoryGuard.resident() - self.guard.start
+        self.calls_recorded = self.marker.calls if self.marker is not None else 0
         self._end_recording()
 
     def start(self) -> None:
@@ -247,15 +300,26 @@ class AutogradPass:
         if self.raw_note:
             out.setdefault("notes", []).append(self.raw_note)
         if self.budget_hit:
+            recorded = self.recorded_until - self.started
+            calls = self.calls_recorded
             out["event_budget"] = {
-                "torch_calls": self.event_budget,
-                "recorded_s": round(self.recorded_until - self.started, 6),
+                "reason": self.budget_hit,
+                "torch_calls": calls,
+                "recorded_s": round(recorded, 6),
             }
-            out["notes"] = [
-                f"the profiler stopped after {self.event_budget} torch calls "
-                f"({self.recorded_until - self.started:.1f} s into the script) to bound its memory; "
-                "the rest ran unprofiled and shares cover the recorded part (raise --event-budget)"
-            ]
+            if self.budget_hit == "memory":
+                why = (
+                    f"the process had grown by {self.grown / 1e9:.1f} GB, a third of the memory "
+                    "available when the pass started"
+                )
+                advice = "profile fewer steps"
+            else:
+                why = "to bound its memory"
+                advice = "raise --event-budget, or profile fewer steps"
+            out.setdefault("notes", []).append(
+                f"the profiler stopped after {calls} torch calls ({recorded:.1f} s into the script): "
+                f"{why}; the rest ran unprofiled and shares cover the recorded part ({advice})"
+            )
         out.update(
             {
                 "script_wall_s": round(self.stopped - self.started, 6),

@@ -32,11 +32,12 @@ stops and hands SIGALRM back as it was; the thread's looks go on alone.
 from __future__ import annotations
 
 import dis
+import functools
 import signal
 import sys
 import threading
 import time
-from types import FrameType
+from types import CodeType, FrameType
 from typing import Any
 
 from .paths import FileClassifier
@@ -141,6 +142,50 @@ class _TimerGuard:
         self.saved = {}
 
 
+@functools.lru_cache(maxsize=4096)
+def _line_before(code: CodeType, offset: int) -> int:
+    """The line of the last instruction at or before ``offset`` that has one (some have
+    none: Python 3.11's jump back at the end of a ``for`` body that ends in an ``if``)."""
+    line = code.co_firstlineno
+    for start, _end, number in code.co_lines():
+        if start > offset:
+            break
+        if number is not None:
+            line = number
+    return line
+
+
+@functools.lru_cache(maxsize=1024)
+def _loop_jumps(code: CodeType) -> dict[int, int]:
+    """The backward jumps of a code object whose loop body spans several lines: offset ->
+    the line jumped to (the loop's head). A one-line body keeps its line (see ``_line_of``)."""
+    out = {}
+    lines = list(code.co_lines())
+    for ins in dis.get_instructions(code):
+        if "JUMP" in ins.opname and isinstance(ins.argval, int) and ins.argval < ins.offset:
+            head = _line_before(code, ins.argval)
+            body = {
+                n for start, _end, n in lines if ins.argval <= start <= ins.offset and n not in (None, head)
+            }
+            if len(body) > 1:
+                out[ins.offset] = head
+    return out
+
+
+def _line_of(frame: FrameType) -> int:
+    """The line a look at ``frame`` is charged to. Python lets the sampler see the main
+    thread only at check points: calls, and the jump back to a loop's head. A look at that
+    jump says "somewhere in this loop" (Python names the body's last line, or no line at
+    all): with a body of several lines it goes to the loop's head, the ``for`` or
+    ``while`` line; a one-line body keeps its line."""
+    code = frame.f_code
+    head = _loop_jumps(code).get(frame.f_lasti)
+    if head is not None:
+        return head
+    line = frame.f_lineno
+    return line if line is not None else _line_before(code, frame.f_lasti)
+
+
 class ThreadSampler:
     """Samples the thread that creates it (the script's main thread)."""
 
@@ -228,7 +273,7 @@ class ThreadSampler:
             return
         path = self._paths[found.f_code.co_filename]
         assert path is not None
-        key = (path, found.f_lineno)
+        key = (path, _line_of(found))
         self._charge(self.lines, key, found, quantum, cpu, quantum if python else 0)
         if not python:
             self._c_seen = (key, found.f_code.co_name)
@@ -305,7 +350,7 @@ class ThreadSampler:
                         name = names.get(ident, str(ident))
                     path = self._paths[other.f_code.co_filename]
                     assert path is not None
-                    self._charge(self.other, (name, path, other.f_lineno), other, span, 0, 0)
+                    self._charge(self.other, (name, path, _line_of(other)), other, span, 0, 0)
             del frames, top
             self.overhead_ns += own() - begin
 

@@ -18,6 +18,9 @@ from .analysis import Thresholds
 from .contract import unknown_passes
 from .jobs import ALL_PASSES, Job, JobError, JobEvent, JobSpec
 
+_JOB = JobSpec(script="")  # the defaults live in JobSpec and Thresholds
+_THRESHOLDS = Thresholds()
+
 
 def _passes(text: str) -> tuple[str, ...]:
     names = tuple(p.strip() for p in text.split(",") if p.strip())
@@ -75,11 +78,11 @@ def add_profile_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--event-budget",
         type=int,
-        default=250_000,
+        default=_JOB.event_budget,
         metavar="N",
         help="stop recording an autograd pass after N torch calls, to bound memory "
-        "(8-190 KB a call with stacks, by model); 0: no bound (default: 250000). Apart from "
-        "it, recording stops when the process grows by a third of the memory available",
+        f"(8-190 KB a call with stacks, by model); 0: no bound (default: {_JOB.event_budget}). "
+        "Apart from it, recording stops when the process grows by a third of the memory available",
     )
     parser.add_argument(
         "--no-prestart",
@@ -192,16 +195,16 @@ def _add_output_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--top",
         type=int,
-        default=3,
+        default=_THRESHOLDS.top,
         metavar="N",
-        help="show at least the N hottest lines (default: 3)",
+        help=f"show at least the N hottest lines (default: {_THRESHOLDS.top})",
     )
     parser.add_argument(
         "--min-share",
         type=_share,
-        default=0.05,
+        default=_THRESHOLDS.min_share,
         metavar="SHARE",
-        help="show every line at or above this share (default: 5%%)",
+        help=f"show every line at or above this share (default: {_THRESHOLDS.min_share * 100:.0f}%%)",
     )
 
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from .contract import PASS_STATUSES, SCHEMA_NAME, SCHEMA_VERSION
+from .runner.bounded import load_json
 
 # A result may come from someone else: bounded before it is parsed.
 MAX_BYTES = 256 * 1024**2
@@ -71,17 +71,7 @@ def validate(doc: Any) -> list[str]:
 
 def load(path: str | Path) -> dict[str, Any]:
     """Read and validate a document; ResultError says what is wrong."""
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read(MAX_BYTES + 1)
-    except OSError as exc:
-        raise ResultError(f"cannot read result {path}: {exc.strerror}") from None
-    if len(data) > MAX_BYTES:
-        raise ResultError(f"{path} is larger than {MAX_BYTES // 1024**2} MiB: not a result this tool reads")
-    try:
-        doc = json.loads(data)
-    except (ValueError, RecursionError) as exc:
-        raise ResultError(f"{path} is not JSON: {str(exc).splitlines()[0][:200]}") from None
+    doc = load_json(str(path), MAX_BYTES, ResultError, "result")
     problems = validate(doc)
     if problems:
         raise ResultError(f"{path} is not a valid result: " + "; ".join(problems[:5]))

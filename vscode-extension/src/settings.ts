@@ -76,20 +76,12 @@ function manifestDefaults(): ExtensionSettings {
     }
     return value;
   };
-  return {
-    interpreter: pick("interpreter"),
-    serverSource: pick("serverSource"),
-    args: pick("args"),
-    cwd: pick("cwd"),
-    passes: pick("passes"),
-    timeout: pick("timeout"),
-    minShare: pick("minShare"),
-    warningShare: pick("warningShare"),
-    top: pick("top"),
-    codeLens: pick("codeLens"),
-    exactLines: pick("exactLines"),
-    eventBudget: pick("eventBudget"),
-  };
+  return everySetting(pick);
+}
+
+/** Every setting, each from `pick`. */
+function everySetting(pick: <K extends keyof ExtensionSettings>(key: K) => ExtensionSettings[K]): ExtensionSettings {
+  return Object.fromEntries(KEYS.map((key) => [key, pick(key)])) as unknown as ExtensionSettings;
 }
 
 /** package.json's defaults: what config.get returns for unset keys, and the fallback for bad values. */
@@ -110,20 +102,8 @@ export function readSettings(get: (key: string) => unknown): { settings: Extensi
     problems.push(`${SECTION}.${key}: ${JSON.stringify(value)} is not valid; using ${JSON.stringify(DEFAULTS[key])}`);
     return DEFAULTS[key];
   };
-  const settings: ExtensionSettings = {
-    interpreter: pick("interpreter").trim(),
-    serverSource: pick("serverSource"),
-    args: pick("args"),
-    cwd: pick("cwd"),
-    passes: pick("passes"),
-    timeout: pick("timeout"),
-    minShare: pick("minShare"),
-    warningShare: pick("warningShare"),
-    top: pick("top"),
-    codeLens: pick("codeLens"),
-    exactLines: pick("exactLines"),
-    eventBudget: pick("eventBudget"),
-  };
+  const settings = everySetting(pick);
+  settings.interpreter = settings.interpreter.trim();
   return { settings, problems };
 }
 

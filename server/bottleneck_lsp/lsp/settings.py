@@ -8,6 +8,10 @@ from typing import Any
 
 from ..analysis import Thresholds
 from ..contract import PASSES, unknown_passes
+from ..jobs import JobSpec
+
+_THRESHOLDS = Thresholds()  # the defaults live there, and in JobSpec
+_JOB = JobSpec(script="")
 
 
 @dataclass(frozen=True)
@@ -17,14 +21,14 @@ class Settings:
     python: str = sys.executable  # the interpreter the profiled script runs in
     args: tuple[str, ...] = ()  # default script arguments
     cwd: str | None = None  # default: the workspace folder holding the script, else its folder
-    passes: tuple[str, ...] | None = None  # None: cprofile, cpu, and cuda when available
-    timeout: float = 600.0  # seconds per pass
-    min_share: float = 0.05
-    warning_share: float = 0.20
-    top: int = 3
+    passes: tuple[str, ...] | None = None  # None: sample, cprofile, cpu, and cuda when available
+    timeout: float = 600.0  # seconds per pass (the CLI has none: an editor's job must end)
+    min_share: float = _THRESHOLDS.min_share
+    warning_share: float = _THRESHOLDS.warning_share
+    top: int = _THRESHOLDS.top
     code_lens: bool = True
-    exact_lines: bool = True
-    event_budget: int = 250_000
+    exact_lines: bool = _JOB.exact_lines
+    event_budget: int = _JOB.event_budget
     problems: tuple[str, ...] = field(default=(), compare=False)
 
     @property

@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from .attribution import EventKinds
+from .bounded import load_json
 from .device import Activity
 
 FORMAT = "bottleneck-raw-recording"
@@ -261,20 +262,7 @@ def activities(events: Any) -> list[Activity]:
 
 def read(path: str) -> tuple[dict[str, Any], list[Node], list[Activity]]:
     """(header, tree roots, activities) of a recording, gzip-compressed or not."""
-    try:
-        with open(path, "rb") as handle:
-            head = handle.read(2)
-            handle.seek(0)
-            stream: Any = gzip.GzipFile(fileobj=handle) if head == b"\x1f\x8b" else handle
-            data = stream.read(MAX_BYTES + 1)
-    except (OSError, EOFError, gzip.BadGzipFile) as exc:
-        raise RecordingError(f"cannot read {path}: {exc}") from None
-    if len(data) > MAX_BYTES:
-        raise RecordingError(f"{path} is larger than {MAX_BYTES // 1024**2} MiB uncompressed")
-    try:
-        doc = json.loads(data)
-    except (ValueError, RecursionError) as exc:
-        raise RecordingError(f"{path} is not JSON: {exc}") from None
+    doc = load_json(path, MAX_BYTES, RecordingError, "recording", gunzip=True)
     if not isinstance(doc, dict):
         raise RecordingError(f"{path} is not a raw recording (not a JSON object)")
     name, _, version = _str(doc.get("format")).partition("/")

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 from pathlib import Path
 from typing import Any
 
 from bottleneck_lsp.jobs import Job, JobSpec
+from bottleneck_lsp.model import Document
+from bottleneck_lsp.result import validate
 
 SCRIPTS = Path(__file__).parent / "scripts"
 
@@ -23,4 +26,14 @@ def marker_line(script: str, marker: str = "# HOT") -> int:
 def run_job(script: str, *args: str, **spec: Any) -> dict[str, Any]:
     spec.setdefault("python", sys.executable)
     job = Job(JobSpec(script=str(SCRIPTS / script), args=tuple(args), **spec))
-    return asyncio.run(job.run())
+    return typed(asyncio.run(job.run()))
+
+
+def typed(doc: dict[str, Any]) -> dict[str, Any]:
+    """The document, after checking that it fits the model exactly (every key known, every
+    value of its type) and is written back unchanged: every run in the tests checks the
+    schema's one definition against what the engine writes."""
+    as_json = json.loads(json.dumps(doc))
+    assert validate(as_json) == [], validate(as_json)
+    assert Document.from_json(as_json).to_json() == as_json
+    return doc

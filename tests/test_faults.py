@@ -19,7 +19,7 @@ import pytest
 import torch
 
 from bottleneck_lsp.jobs import Job, JobEvent, JobSpec
-from helpers import SCRIPTS, marker_line, run_job
+from helpers import SCRIPTS, marker_line, run_job, typed
 from lsp_helpers import runner_pids
 
 
@@ -31,7 +31,7 @@ def cli(*args: str, cwd: str | None = None, timeout: float = 300) -> subprocess.
 
 def cli_json(*args: str) -> tuple[int, dict[str, Any], bytes]:
     result = cli("--format", "json", *args)
-    return result.returncode, json.loads(result.stdout), result.stderr
+    return result.returncode, typed(json.loads(result.stdout)), result.stderr
 
 
 def top_line(doc: dict[str, Any], name: str = "cpu") -> dict[str, Any]:

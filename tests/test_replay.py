@@ -23,7 +23,7 @@ from bottleneck_lsp.lsp.server import _summary
 from bottleneck_lsp.replay import RecordingError, replay
 from bottleneck_lsp.result import validate
 from bottleneck_lsp.runner.device import union_ns
-from helpers import SCRIPTS
+from helpers import SCRIPTS, typed
 
 FIXTURES = Path(__file__).parent / "fixtures"
 GPU_BOUND = FIXTURES / "cuda_gpu_bound.raw.json.gz"
@@ -42,7 +42,7 @@ def replay_json(path: Path) -> dict[str, Any]:
     done = cli("replay", str(path), "--format", "json")
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
-    doc: dict[str, Any] = json.loads(done.stdout)
+    doc: dict[str, Any] = typed(json.loads(done.stdout))
     assert validate(doc) == []
     return doc
 

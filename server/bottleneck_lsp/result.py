@@ -6,30 +6,11 @@ from pathlib import Path
 from typing import Any
 
 from .contract import PASS_STATUSES, SCHEMA_NAME, SCHEMA_VERSION
+from .model import Document, ModelError
 from .runner.bounded import load_json
 
 # A result may come from someone else: bounded before it is parsed.
 MAX_BYTES = 256 * 1024**2
-
-_TOP_LEVEL: dict[str, type] = {
-    "schema": str,
-    "version": int,
-    "tool": dict,
-    "script": str,
-    "args": list,
-    "cwd": str,
-    "roots": list,
-    "python": str,
-    "passes": list,
-    "status": str,
-}
-_LINE: dict[str, type | tuple[type, ...]] = {
-    "file": str,
-    "line": int,
-    "self_cpu_us": (int, float),
-    "cpu_share": (int, float),
-    "ops": list,
-}
 
 
 class ResultError(ValueError):
@@ -37,35 +18,24 @@ class ResultError(ValueError):
 
 
 def validate(doc: Any) -> list[str]:
-    """Problems found in a document; empty when it is valid."""
+    """Problems found in a document (at most one past its name and version: the first
+    place where it does not fit ``model.Document``); empty when it is valid."""
     if not isinstance(doc, dict):
         return ["the document is not a JSON object"]
     problems = []
-    for key, kind in _TOP_LEVEL.items():
-        if not isinstance(doc.get(key), kind):
-            problems.append(f"'{key}' is missing or not a {kind.__name__}")
     if doc.get("schema") != SCHEMA_NAME:
         problems.append(f"'schema' is {str(doc.get('schema'))[:40]!r}, expected {SCHEMA_NAME!r}")
     if doc.get("version") != SCHEMA_VERSION:
         problems.append(f"'version' is {str(doc.get('version'))[:20]!r}, this tool reads {SCHEMA_VERSION}")
-    passes = doc.get("passes")
-    for i, part in enumerate(passes if isinstance(passes, list) else []):
-        if not isinstance(part, dict):
-            problems.append(f"passes[{i}] is not an object")
-            continue
-        if part.get("status") not in PASS_STATUSES:
-            problems.append(f"passes[{i}].status is {str(part.get('status'))[:40]!r}")
-        lines = part.get("lines", [])
-        if not isinstance(lines, list):
-            problems.append(f"passes[{i}].lines is not a list")
-            continue
-        for j, line in enumerate(lines):
-            if not isinstance(line, dict):
-                problems.append(f"passes[{i}].lines[{j}] is not an object")
-                continue
-            for key, kinds in _LINE.items():
-                if not isinstance(line.get(key), kinds):
-                    problems.append(f"passes[{i}].lines[{j}].{key} is missing or mistyped")
+    if problems:
+        return problems  # another kind of file, or another version's shape
+    try:
+        typed = Document.from_json(doc, "result")
+    except ModelError as exc:
+        return [str(exc)]
+    for i, part in enumerate(typed.passes):
+        if part.status not in PASS_STATUSES:
+            problems.append(f"result.passes[{i}].status is {part.status[:40]!r}")
     return problems
 
 

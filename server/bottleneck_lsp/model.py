@@ -1,0 +1,547 @@
+"""The result document as types: one dataclass per object of docs/result-schema.md.
+
+``Document.from_json`` checks a document against these types (every key known, every
+value of its type, the path of the first problem in the error) and ``to_json`` writes it
+back unchanged: keys a document did not have stay absent. Standard library only, like the
+contract (the runner may import it).
+
+This is the schema's one definition: ``result.validate`` uses it, and a test checks that
+docs/result-schema.md names every field.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from dataclasses import dataclass, field
+from typing import Any, TypeVar, Union
+
+T = TypeVar("T", bound="Node")
+
+
+class ModelError(ValueError):
+    """A document that does not fit the types; the message names where (``passes[2].lines[0].line``)."""
+
+
+@dataclass(kw_only=True)
+class Node:
+    """A JSON object. ``absent``: the keys this one did not have (written back absent)."""
+
+    absent: frozenset[str] = field(default=frozenset(), repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls: type[T], data: Any, path: str = "") -> T:
+        return _structure(cls, data, path or cls.__name__)  # type: ignore[no-any-return]
+
+    def to_json(self) -> dict[str, Any]:
+        return _unstructure(self)  # type: ignore[no-any-return]
+
+
+# -- the document ----------------------------------------------------------------------------
+@dataclass(kw_only=True)
+class Tool(Node):
+    name: str
+    version: str
+
+
+@dataclass(kw_only=True)
+class PythonInfo(Node):
+    version: str
+    implementation: str
+    executable: str
+
+
+@dataclass(kw_only=True)
+class TorchInfo(Node):
+    version: str
+    git_version: str | None = None
+    debug: bool = False
+    cuda_compiled: str | None = None
+    hip_compiled: str | None = None
+    cuda_available: bool = False
+    cudnn: int | None = None
+    cuda_driver: int | None = None
+    devices: list[str] = field(default_factory=list)
+
+
+@dataclass(kw_only=True)
+class Package(Node):
+    name: str
+    spec: str
+
+
+@dataclass(kw_only=True)
+class Environment(Node):
+    python: PythonInfo
+    os: str
+    machine: str = ""
+    torch: TorchInfo | None = None
+    torch_error: str | None = None
+    packages: list[Package] = field(default_factory=list)
+
+
+@dataclass(kw_only=True)
+class ScriptError(Node):
+    type: str
+    message: str
+    file: str | None = None
+    line: int | None = None
+    column: int | None = None
+    function: str | None = None
+    end_line: int | None = None
+    end_column: int | None = None
+    traceback: str = ""
+
+
+@dataclass(kw_only=True)
+class Startup(Node):
+    import_torch_s: float | None = None
+    import_torch_lazy_s: float | None = None
+    cuda_init_s: float | None = None
+
+
+@dataclass(kw_only=True)
+class OutputTail(Node):
+    stdout: str = ""
+    stderr: str = ""
+
+
+@dataclass(kw_only=True)
+class Prestarted(Node):
+    waited_s: float
+
+
+# -- the sample pass ---------------------------------------------------------------------------
+@dataclass(kw_only=True)
+class SampledLine(Node):
+    file: str
+    line: int
+    column: int = 1
+    text: str = ""
+    function: str = ""
+    ticks: int = 0
+    wall_s: float = 0.0
+    cpu_s: float | None = None
+    python_s: float = 0.0
+    wall_share: float = 0.0
+    cpu_share: float | None = None
+
+
+@dataclass(kw_only=True)
+class ThreadLine(Node):
+    thread: str
+    file: str
+    line: int
+    function: str = ""
+    wall_s: float = 0.0
+
+
+@dataclass(kw_only=True)
+class Samples(Node):
+    interval_s: float
+    signal_interval_s: float | None = None
+    ticks: int = 0
+    signal_looks: int = 0
+    late_signals: int = 0
+    timer_released: bool = False
+    wall_s: float = 0.0
+    cpu_s: float | None = None
+    outside_s: float = 0.0
+    sampler_cpu_s: float | None = None
+    lines: list[SampledLine] = field(default_factory=list)
+    threads: list[ThreadLine] = field(default_factory=list)
+
+
+# -- device activity (the sample pass on a GPU, the cuda pass) ---------------------------------
+@dataclass(kw_only=True)
+class DeviceBusy(Node):
+    device: int
+    busy_s: float
+
+
+@dataclass(kw_only=True)
+class KindTotal(Node):
+    time_s: float
+    count: int
+
+
+@dataclass(kw_only=True)
+class TopKernel(Node):
+    name: str
+    kind: str
+    time_s: float
+    count: int
+
+
+@dataclass(kw_only=True)
+class DeviceSummary(Node):
+    wall_s: float
+    device_time_s: float = 0.0
+    busy_s: float = 0.0
+    busy_by_device: list[DeviceBusy] = field(default_factory=list)
+    by_kind: dict[str, KindTotal] = field(default_factory=dict)
+    wait_s: float | None = None
+    wait_calls: int | None = None
+    module_loading_s: float = 0.0
+    top_kernels: list[TopKernel] = field(default_factory=list)
+
+
+# -- the cprofile pass -------------------------------------------------------------------------
+@dataclass(kw_only=True)
+class Totals(Node):
+    """A pass's totals: cProfile's (tottime_s, calls) or the autograd passes' (the rest)."""
+
+    tottime_s: float | None = None
+    calls: int | None = None
+    self_cpu_us: float | None = None
+    self_device_us: float | None = None
+    wait_us: float | None = None
+
+
+@dataclass(kw_only=True)
+class Function(Node):
+    file: str
+    line: int
+    function: str
+    user: bool
+    ncalls: int
+    primitive_calls: int
+    tottime_s: float
+    cumtime_s: float
+    share: float
+
+
+@dataclass(kw_only=True)
+class CallSite(Node):
+    file: str
+    line: int
+    column: int
+    text: str
+    function: str
+    callee: str
+    exact: bool
+    ncalls: int
+    tottime_s: float
+    cumtime_s: float
+    share: float
+
+
+# -- the autograd passes -----------------------------------------------------------------------
+@dataclass(kw_only=True)
+class LineOp(Node):
+    name: str
+    self_cpu_us: float
+    self_device_us: float = 0.0
+    count: int = 0
+
+
+@dataclass(kw_only=True)
+class Kernel(Node):
+    name: str
+    kind: str
+    device_us: float
+    count: int
+
+
+@dataclass(kw_only=True)
+class ForwardLink(Node):
+    file: str
+    line: int
+    backward_cpu_us: float = 0.0
+    backward_device_us: float = 0.0
+
+
+@dataclass(kw_only=True)
+class OpLine(Node):
+    """A line's op costs in an autograd pass (``lines[]``; ``unattributed`` has no place)."""
+
+    file: str = ""
+    line: int = 0
+    column: int = 1
+    text: str = ""
+    function: str = ""
+    exact: bool = True
+    self_cpu_us: float = 0.0
+    self_device_us: float = 0.0
+    cpu_share: float = 0.0
+    device_share: float = 0.0
+    count: int = 0
+    ops: list[LineOp] = field(default_factory=list)
+    backward: bool = False
+    forward_lines: list[ForwardLink] = field(default_factory=list)
+    opaque: list[str] = field(default_factory=list)
+    device_count: int = 0
+    kernels: list[Kernel] = field(default_factory=list)
+    wait_us: float = 0.0
+    wait_share: float = 0.0
+
+
+@dataclass(kw_only=True)
+class OpTotal(Node):
+    name: str
+    count: int
+    self_cpu_us: float
+    cpu_total_us: float
+    self_device_us: float = 0.0
+
+
+@dataclass(kw_only=True)
+class FunctionCalls(Node):
+    file: str
+    line: int
+    function: str
+    count: int
+
+
+@dataclass(kw_only=True)
+class EventBudget(Node):
+    reason: str = "calls"
+    torch_calls: int = 0
+    recorded_s: float = 0.0
+
+
+@dataclass(kw_only=True)
+class Pass(Node):
+    """One pass's part; which keys it has depends on the pass (docs/result-schema.md)."""
+
+    name: str
+    status: str
+    exit_code: int | None = None
+    skip_reason: str | None = None
+    omit: bool = False
+    error: ScriptError | None = None
+    notes: list[str] = field(default_factory=list)
+    startup: Startup | None = None
+    warm: bool = False
+    wall_s: float | None = None
+    peak_rss_mb: float | None = None
+    output_tail: OutputTail | None = None
+    timeout_s: float | None = None
+    signal: str | None = None
+    child_processes: int = 0
+    prestarted: Prestarted | None = None
+    script_wall_s: float | None = None
+    postprocess_s: float | None = None
+    event_count: int = 0
+    replayed_from: str | None = None
+    recorded_on: dict[str, Any] = field(default_factory=dict)
+    # sample
+    samples: Samples | None = None
+    device: DeviceSummary | None = None
+    device_event_count: int = 0
+    # cprofile
+    totals: Totals | None = None
+    functions: list[Function] = field(default_factory=list)
+    call_sites: list[CallSite] = field(default_factory=list)
+    # cpu, cuda
+    lines: list[OpLine] = field(default_factory=list)
+    unattributed: OpLine | None = None
+    ops: list[OpTotal] = field(default_factory=list)
+    function_calls: list[FunctionCalls] = field(default_factory=list)
+    exact_lines: bool = True
+    garbled_frames: int = 0
+    torch_calls: int | None = None
+    event_budget: EventBudget | None = None
+
+
+# -- what analysis adds ------------------------------------------------------------------------
+@dataclass(kw_only=True)
+class Verdict(Node):
+    bound: str
+    device_busy_fraction: float
+    busy_s: float
+    device_time_s: float
+    cpu_op_time_s: float | None = None
+    wall_s: float
+    module_loading_s: float = 0.0
+    wait_s: float | None = None
+    wait_fraction: float | None = None
+    source: str = ""
+    traced: bool = False
+    rule: str = ""
+    # the pass it comes from: "pass" in JSON (a Python keyword), see _JSON_NAMES
+    pass_: str = ""
+
+
+@dataclass(kw_only=True)
+class Cell(Node):
+    share: float
+    time_s: float
+
+
+@dataclass(kw_only=True)
+class CallFromLine(Node):
+    name: str
+    cumtime_s: float
+    count: int
+
+
+@dataclass(kw_only=True)
+class RankedLine(Node):
+    file: str
+    line: int
+    column: int
+    text: str
+    function: str
+    exact: bool
+    share: float
+    time_s: float
+    columns: dict[str, Cell]
+    count: int = 0
+    ops: list[LineOp] = field(default_factory=list)
+    device_count: int = 0
+    kernels: list[Kernel] = field(default_factory=list)
+    backward: bool = False
+    forward_lines: list[ForwardLink] = field(default_factory=list)
+    calls: list[CallFromLine] = field(default_factory=list)
+    opaque: list[str] = field(default_factory=list)
+
+
+@dataclass(kw_only=True)
+class Disagreement(Node):
+    file: str
+    line: int
+    function: str
+    counts: dict[str, int]
+    spread: int
+
+
+@dataclass(kw_only=True)
+class Ranking(Node):
+    ranked_by: str | None
+    denominators: dict[str, str] = field(default_factory=dict)
+    disagreements: list[Disagreement] = field(default_factory=list)
+    lines: list[RankedLine] = field(default_factory=list)
+
+
+@dataclass(kw_only=True)
+class Replay(Node):
+    file: str
+    format_version: int
+
+
+@dataclass(kw_only=True)
+class Document(Node):
+    schema: str
+    version: int
+    tool: Tool
+    created: str = ""
+    script: str
+    args: list[str]
+    cwd: str
+    roots: list[str]
+    python: str
+    environment: Environment | None = None
+    passes: list[Pass]
+    status: str
+    exit_code: int | None = None
+    verdict: Verdict | None = None
+    ranking: Ranking | None = None
+    replay: Replay | None = None
+
+
+# -- structuring -------------------------------------------------------------------------------
+_JSON_NAMES = {"pass_": "pass"}  # fields whose JSON key is a Python keyword
+
+
+def _json_name(name: str) -> str:
+    return _JSON_NAMES.get(name, name)
+
+
+_FIELDS: dict[str, tuple[tuple[str, str, Any, bool], ...]] = {}
+
+
+def _fields(cls: type) -> tuple[tuple[str, str, Any, bool], ...]:
+    """(attribute, JSON key, resolved type, has a default) per field, ``absent`` aside."""
+    known = _FIELDS.get(cls.__qualname__)
+    if known is not None:
+        return known
+    hints = typing.get_type_hints(cls)
+    out = []
+    for f in dataclasses.fields(cls):
+        if f.name == "absent":
+            continue
+        has_default = f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING
+        out.append((f.name, _json_name(f.name), hints[f.name], has_default))
+    _FIELDS[cls.__qualname__] = found = tuple(out)
+    return found
+
+
+def _structure(tp: Any, value: Any, path: str) -> Any:
+    if isinstance(tp, type) and issubclass(tp, Node):
+        if not isinstance(value, dict):
+            raise ModelError(f"{path} is not an object")
+        known = {key for _, key, _, _ in _fields(tp)}
+        unknown = [k for k in value if k not in known]
+        if unknown:
+            raise ModelError(f"{path} has an unknown key {str(unknown[0])[:40]!r}")
+        kwargs: dict[str, Any] = {}
+        absent = []
+        for name, key, ftype, has_default in _fields(tp):
+            if key in value:
+                kwargs[name] = _structure(ftype, value[key], f"{path}.{key}")
+            elif has_default:
+                absent.append(key)
+            else:
+                raise ModelError(f"{path}.{key} is missing")
+        return tp(**kwargs, absent=frozenset(absent))
+    origin = typing.get_origin(tp)
+    if origin in (Union, types.UnionType):
+        options = typing.get_args(tp)
+        if value is None:
+            if type(None) in options:
+                return None
+            raise ModelError(f"{path} is null")
+        others = [o for o in options if o is not type(None)]
+        return _structure(others[0], value, path)
+    if origin is list:
+        if not isinstance(value, list):
+            raise ModelError(f"{path} is not a list")
+        (item,) = typing.get_args(tp)
+        return [_structure(item, v, f"{path}[{i}]") for i, v in enumerate(value)]
+    if origin is dict:
+        if not isinstance(value, dict):
+            raise ModelError(f"{path} is not an object")
+        _, item = typing.get_args(tp)
+        return {str(k): _structure(item, v, f"{path}.{k}") for k, v in value.items()}
+    if tp is Any:
+        return value
+    if tp is bool:
+        if isinstance(value, bool):
+            return value
+    elif tp is int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    elif tp is float:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return value
+    elif tp is str:
+        if isinstance(value, str):
+            return value
+    else:
+        raise TypeError(f"model: no rule for {tp!r}")
+    raise ModelError(f"{path} is not a {tp.__name__}: {str(value)[:40]!r}")
+
+
+def _unstructure(value: Any) -> Any:
+    if isinstance(value, Node):
+        return {
+            key: _unstructure(getattr(value, name))
+            for name, key, _, _ in _fields(type(value))
+            if key not in value.absent
+        }
+    if isinstance(value, list):
+        return [_unstructure(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _unstructure(v) for k, v in value.items()}
+    return value
+
+
+def field_names() -> dict[str, list[str]]:
+    """Every object type's JSON keys, by type name (for the schema document's test)."""
+    out = {}
+    for obj in list(globals().values()):
+        if isinstance(obj, type) and issubclass(obj, Node) and obj is not Node:
+            out[obj.__name__] = [key for _, key, _, _ in _fields(obj)]
+    return out

@@ -440,6 +440,9 @@ class Document(Node):
     ranking: Ranking | None = None
     replay: Replay | None = None
 
+    def pass_named(self, name: str) -> Pass | None:
+        return next((p for p in self.passes if p.name == name), None)
+
 
 # -- structuring -------------------------------------------------------------------------------
 _JSON_NAMES = {"pass_": "pass"}  # fields whose JSON key is a Python keyword

@@ -10,6 +10,7 @@ from typing import Any
 
 from . import analysis, wording
 from .analysis import Hotspot, Thresholds
+from .model import DeviceSummary, Document, Pass
 
 RULE = "-" * 80
 TOP_ROWS = 15
@@ -45,91 +46,86 @@ def _where(path: str, cwd: str) -> str:
     return path if rel.startswith(os.pardir + os.sep) else rel
 
 
-def environment_lines(doc: dict[str, Any]) -> list[str]:
-    env = doc.get("environment")
+def environment_lines(doc: Document) -> list[str]:
+    env = doc.environment
     out = _section("Environment Summary")
     if env is None:
         return [*out, "(no environment was collected)"]
-    torch = env.get("torch")
-    py = env["python"]
-    if torch:
-        debug = " DEBUG" if torch["debug"] else ""
-        out.append(f"PyTorch {torch['version']}{debug} compiled w/ CUDA {torch['cuda_compiled']}")
+    torch = env.torch
+    if torch is not None:
+        debug = " DEBUG" if torch.debug else ""
+        out.append(f"PyTorch {torch.version}{debug} compiled w/ CUDA {torch.cuda_compiled}")
     else:
-        out.append(f"PyTorch not importable: {env.get('torch_error')}")
+        out.append(f"PyTorch not importable: {env.torch_error}")
     runtime = ""
-    if torch and torch.get("cuda_available"):
-        devices = ", ".join(torch["devices"]) or "none"
-        runtime = f" and CUDA {torch['cuda_compiled']} on {devices}"
-    out.append(f"Running with Python {py['version']} ({py['executable']}){runtime}")
-    out.append(f"OS: {env['os']}")
+    if torch is not None and torch.cuda_available:
+        runtime = f" and CUDA {torch.cuda_compiled} on {', '.join(torch.devices) or 'none'}"
+    out.append(f"Running with Python {env.python.version} ({env.python.executable}){runtime}")
+    out.append(f"OS: {env.os}")
     out.append("")
     out.append("Installed packages (filtered; read from package metadata):")
-    out += [p["spec"] for p in env.get("packages", [])] or ["(none matched)"]
+    out += [p.spec for p in env.packages] or ["(none matched)"]
     return out
 
 
-def _status_line(part: dict[str, Any]) -> str:
-    status = part["status"]
-    if status == "skipped":
-        return f"(pass skipped: {part.get('skip_reason')})"
-    text = f"pass status: {status}"
-    if part.get("exit_code") not in (None, 0):
-        text += f", exit code {part['exit_code']}"
-    if status == "timeout":
-        text += f" after {part.get('timeout_s')} s (partial results where the profiler could stop)"
-    if part.get("wall_s") is not None:
-        text += f"; {part.get('wall_s', 0):.2f} s in the pass"
-    startup = part.get("startup") or {}
+def _status_line(part: Pass) -> str:
+    if part.status == "skipped":
+        return f"(pass skipped: {part.skip_reason})"
+    text = f"pass status: {part.status}"
+    if part.exit_code not in (None, 0):
+        text += f", exit code {part.exit_code}"
+    if part.status == "timeout":
+        text += f" after {part.timeout_s} s (partial results where the profiler could stop)"
+    if part.wall_s is not None:
+        text += f"; {part.wall_s:.2f} s in the pass"
+    startup = part.startup
     done_first = []
-    if startup.get("import_torch_s") is not None:
-        done_first.append(f"import torch {startup['import_torch_s']:.2f} s")
-    if startup.get("import_torch_lazy_s"):
-        done_first.append(f"torch's compiler stack {startup['import_torch_lazy_s']:.2f} s")
-    if startup.get("cuda_init_s") is not None:
-        done_first.append(f"CUDA init {startup['cuda_init_s']:.2f} s")
+    if startup is not None and startup.import_torch_s is not None:
+        done_first.append(f"import torch {startup.import_torch_s:.2f} s")
+    if startup is not None and startup.import_torch_lazy_s:
+        done_first.append(f"torch's compiler stack {startup.import_torch_lazy_s:.2f} s")
+    if startup is not None and startup.cuda_init_s is not None:
+        done_first.append(f"CUDA init {startup.cuda_init_s:.2f} s")
     if done_first:
         text += "; start-up, not charged to lines: " + ", ".join(done_first)
-    for note in part.get("notes") or []:
+    for note in part.notes:
         text += f"\nnote: {_ascii(note)}"
     return text
 
 
-def cprofile_lines(part: dict[str, Any] | None, cwd: str) -> list[str]:
+def cprofile_lines(part: Pass | None, cwd: str) -> list[str]:
     out = _section("cProfile output")
     if part is None:
         return [*out, "(pass not run)"]
     out.append(_status_line(part))
-    if "functions" not in part:
+    totals = part.totals
+    if totals is None or totals.calls is None:
         return out
-    totals = part["totals"]
-    out.append(f"{totals['calls']:>12} function calls in {totals['tottime_s']:.3f} seconds")
+    out.append(f"{totals.calls:>12} function calls in {totals.tottime_s or 0.0:.3f} seconds")
     out.append("")
     out.append(f"   Ordered by: internal time (top {TOP_ROWS})")
     out.append("")
     out.append("   ncalls  tottime  percall  cumtime  percall filename:lineno(function)")
-    funcs = sorted(part["functions"], key=lambda f: f["tottime_s"], reverse=True)[:TOP_ROWS]
-    for f in funcs:
-        calls = f["ncalls"]
-        ncalls = str(calls) if calls == f["primitive_calls"] else f"{calls}/{f['primitive_calls']}"
-        per_t = f["tottime_s"] / calls if calls else 0.0
-        per_c = f["cumtime_s"] / f["primitive_calls"] if f["primitive_calls"] else 0.0
-        where = f"{_where(f['file'], cwd)}:{f['line']}({f['function']})"
-        out.append(
-            f"{ncalls:>9} {f['tottime_s']:8.3f} {per_t:8.3f} {f['cumtime_s']:8.3f} {per_c:8.3f} {where}"
-        )
+    for f in sorted(part.functions, key=lambda f: f.tottime_s, reverse=True)[:TOP_ROWS]:
+        calls, primitive = f.ncalls, f.primitive_calls
+        ncalls = str(calls) if calls == primitive else f"{calls}/{primitive}"
+        per_t = f.tottime_s / calls if calls else 0.0
+        per_c = f.cumtime_s / primitive if primitive else 0.0
+        where = f"{_where(f.file, cwd)}:{f.line}({f.function})"
+        out.append(f"{ncalls:>9} {f.tottime_s:8.3f} {per_t:8.3f} {f.cumtime_s:8.3f} {per_c:8.3f} {where}")
     return out
 
 
-def autograd_lines(part: dict[str, Any] | None, mode: str) -> list[str]:
+def autograd_lines(part: Pass | None, mode: str) -> list[str]:
     if part is None:
         return []
-    if part["status"] == "skipped":
+    if part.status == "skipped":
         label = "CUDA pass" if mode == "CUDA" else "CPU pass"
         return [*_section(f"autograd profiler output ({label} skipped)"), _status_line(part)]
     out = _section(f"autograd profiler output ({mode} mode)")
     out.append(_status_line(part))
-    if "ops" not in part:
+    totals = part.totals
+    if totals is None or totals.self_cpu_us is None:
         return out
     device = mode == "CUDA"
     out.append(f"        top {TOP_ROWS} events sorted by cpu_time_total")
@@ -139,79 +135,79 @@ def autograd_lines(part: dict[str, Any] | None, mode: str) -> list[str]:
         header += f" {'Self device':>12}"
     out.append(header)
     out.append("-" * len(header))
-    for op in part["ops"][:TOP_ROWS]:
+    for op in part.ops[:TOP_ROWS]:
         row = (
-            f"{_ascii(op['name'])[:44]:<44} {_ms(op['self_cpu_us'] / 1e6):>11} "
-            f"{_ms(op['cpu_total_us'] / 1e6):>11} {op['count']:>8}"
+            f"{_ascii(op.name)[:44]:<44} {_ms(op.self_cpu_us / 1e6):>11} "
+            f"{_ms(op.cpu_total_us / 1e6):>11} {op.count:>8}"
         )
         if device:
-            row += f" {_ms(op['self_device_us'] / 1e6):>12}"
+            row += f" {_ms(op.self_device_us / 1e6):>12}"
         out.append(row)
-    totals = part["totals"]
     out.append("-" * len(header))
-    tail = f"Self CPU time total: {_ms(totals['self_cpu_us'] / 1e6)}; {part.get('event_count', 0)} events"
+    tail = f"Self CPU time total: {_ms(totals.self_cpu_us / 1e6)}; {part.event_count} events"
     if device:
-        tail += f"; self device time total: {_ms(totals['self_device_us'] / 1e6)}"
+        tail += f"; self device time total: {_ms((totals.self_device_us or 0.0) / 1e6)}"
     out.append(tail)
-    summary = part.get("device")
-    if device and summary:
-        kinds = summary["by_kind"]
+    summary = part.device
+    if device and summary is not None:
+        counts = {
+            k: (v.count if (v := summary.by_kind.get(k)) else 0) for k in ("kernel", "memcpy", "memset")
+        }
         out += _device_lines(
             summary,
-            f"Device: {part.get('device_event_count', 0)} events ({kinds['kernel']['count']} kernels, "
-            f"{kinds['memcpy']['count']} memcpy, {kinds['memset']['count']} memset), ",
+            f"Device: {part.device_event_count} events ({counts['kernel']} kernels, "
+            f"{counts['memcpy']} memcpy, {counts['memset']} memset), ",
         )
-    unattr = part.get("unattributed") or {}
-    if device and unattr.get("self_device_us"):
+    unattr = part.unattributed
+    if unattr is None:
+        return out
+    if device and unattr.self_device_us:
         out.append(
-            f"Device time not attributable to your files: {_ms(unattr['self_device_us'] / 1e6)} "
-            f"({unattr.get('device_share', 0.0) * 100:.1f}%)"
+            f"Device time not attributable to your files: {_ms(unattr.self_device_us / 1e6)} "
+            f"({unattr.device_share * 100:.1f}%)"
         )
-    if unattr.get("self_cpu_us"):
+    if unattr.self_cpu_us:
         out.append(
-            f"Not attributable to your files: {_ms(unattr['self_cpu_us'] / 1e6)} "
-            f"({unattr['cpu_share'] * 100:.1f}%), e.g. "
-            + ", ".join(o["name"] for o in unattr.get("ops", [])[:3])
+            f"Not attributable to your files: {_ms(unattr.self_cpu_us / 1e6)} "
+            f"({unattr.cpu_share * 100:.1f}%), e.g. " + ", ".join(o.name for o in unattr.ops[:3])
         )
     return out
 
 
-def sample_lines(part: dict[str, Any] | None) -> list[str]:
+def sample_lines(part: Pass | None) -> list[str]:
     """The sample pass: what the sampler covered, and the device when it was recorded."""
     if part is None:
         return []
     out = [*_section("Sampled time per line (sample pass: the script at nearly its own speed)")]
     out.append(_status_line(part))
-    samples = part.get("samples")
-    if samples:
-        cpu = samples.get("cpu_s")
+    samples = part.samples
+    if samples is not None:
+        cpu = samples.cpu_s
         out.append(
-            f"{samples['ticks']} looks every {samples['interval_s'] * 1000:.0f} ms: "
-            f"{samples['wall_s']:.3f} s of the main thread's wall time"
+            f"{samples.ticks} looks every {samples.interval_s * 1000:.0f} ms: "
+            f"{samples.wall_s:.3f} s of the main thread's wall time"
             + (f" ({cpu:.3f} s on the CPU)" if cpu is not None else "")
-            + f", {samples.get('outside_s', 0.0):.3f} s of it outside your files"
+            + f", {samples.outside_s:.3f} s of it outside your files"
         )
-        threads = samples.get("threads") or []
-        if threads:
+        if samples.threads:
             out.append("Other threads (wall time at their innermost line of your files):")
-            for t in threads[:5]:
-                out.append(f"  {t['thread']}: {_ms(t['wall_s'])} at {t['file']}:{t['line']}")
-    summary = part.get("device")
-    if summary:
-        out += _device_lines(summary, "device: ")
+            for t in samples.threads[:5]:
+                out.append(f"  {t.thread}: {_ms(t.wall_s)} at {t.file}:{t.line}")
+    if part.device is not None:
+        out += _device_lines(part.device, "device: ")
     return out
 
 
-def _device_lines(summary: dict[str, Any], head: str) -> list[str]:
+def _device_lines(summary: DeviceSummary, head: str) -> list[str]:
     """A pass's device summary: busy time against wall time, the CPU's waits, top kernels."""
-    wait = summary.get("wait_s")
+    wait = summary.wait_s
     out = [
-        f"{head}busy {_ms(summary['busy_s'])} of {summary['wall_s']:.2f} s; "
-        f"device work {_ms(summary['device_time_s'])}"
+        f"{head}busy {_ms(summary.busy_s)} of {summary.wall_s:.2f} s; "
+        f"device work {_ms(summary.device_time_s)}"
         + (f"; the CPU waited {_ms(wait)} on the device" if wait is not None else "")
     ]
-    for k in summary.get("top_kernels", [])[:5]:
-        out.append(f"  {_ms(k['time_s']):>11} x{k['count']:<6} {_ascii(analysis.kernel_label(k['name']))}")
+    for k in summary.top_kernels[:5]:
+        out.append(f"  {_ms(k.time_s):>11} x{k.count:<6} {_ascii(analysis.kernel_label(k.name))}")
     return out
 
 
@@ -285,12 +281,13 @@ def render(doc: dict[str, Any], thresholds: Thresholds | None = None, cwd: str |
     thresholds = thresholds or Thresholds()
     cwd = cwd or doc.get("cwd") or os.getcwd()
     spots = analysis.hotspots(doc, thresholds)
+    typed = Document.from_json(doc)  # the sections read attributes (analysis still reads the JSON)
     lines = [BANNER, ""]
-    lines += environment_lines(doc)
-    lines += sample_lines(analysis.pass_named(doc, "sample"))
-    lines += cprofile_lines(analysis.pass_named(doc, "cprofile"), cwd)
-    lines += autograd_lines(analysis.pass_named(doc, "cpu"), "CPU")
-    lines += autograd_lines(analysis.pass_named(doc, "cuda"), "CUDA")
+    lines += environment_lines(typed)
+    lines += sample_lines(typed.pass_named("sample"))
+    lines += cprofile_lines(typed.pass_named("cprofile"), cwd)
+    lines += autograd_lines(typed.pass_named("cpu"), "CPU")
+    lines += autograd_lines(typed.pass_named("cuda"), "CUDA")
     lines += verdict_lines(doc)
     lines += error_lines(doc, cwd)
     lines += hotspot_table(spots, cwd)

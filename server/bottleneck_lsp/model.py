@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import types
 import typing
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, Union
 
@@ -471,68 +472,141 @@ def _fields(cls: type) -> tuple[tuple[str, str, Any, bool], ...]:
     return found
 
 
+class _PathError(Exception):
+    """Raised inside the converters with the path from the failing value up (built only on
+    the way out: the path of every value is never made)."""
+
+    def __init__(self, message: str, path: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+        self.path = path
+
+    def under(self, step: str) -> _PathError:
+        self.path = step + self.path
+        return self
+
+
+Converter = Callable[[Any], Any]
+_NONE_ABSENT: frozenset[str] = frozenset()
+_CONVERTERS: dict[Any, Converter] = {}
+
+
 def _structure(tp: Any, value: Any, path: str) -> Any:
+    try:
+        return _converter(tp)(value)
+    except _PathError as problem:
+        raise ModelError(f"{path}{problem.path} {problem.message}") from None
+
+
+def _converter(tp: Any) -> Converter:
+    """A function that checks and converts one value of type ``tp``, made once per type."""
+    found = _CONVERTERS.get(tp)
+    if found is None:
+        found = _CONVERTERS[tp] = _make_converter(tp)
+    return found
+
+
+def _make_converter(tp: Any) -> Converter:
     if isinstance(tp, type) and issubclass(tp, Node):
+        return _node_converter(tp)
+    origin = typing.get_origin(tp)
+    if origin in (Union, types.UnionType):
+        options = [o for o in typing.get_args(tp) if o is not type(None)]
+        inner = _converter(options[0])
+        nullable = len(options) < len(typing.get_args(tp))
+
+        def optional(value: Any) -> Any:
+            if value is None:
+                if nullable:
+                    return None
+                raise _PathError("is null")
+            return inner(value)
+
+        return optional
+    if origin is list:
+        item = _converter(typing.get_args(tp)[0])
+
+        def each(value: Any) -> Any:
+            if not isinstance(value, list):
+                raise _PathError("is not a list")
+            out = []
+            for i, v in enumerate(value):
+                try:
+                    out.append(item(v))
+                except _PathError as problem:
+                    raise problem.under(f"[{i}]") from None
+            return out
+
+        return each
+    if origin is dict:
+        item = _converter(typing.get_args(tp)[1])
+
+        def mapping(value: Any) -> Any:
+            if not isinstance(value, dict):
+                raise _PathError("is not an object")
+            out = {}
+            for k, v in value.items():
+                try:
+                    out[str(k)] = item(v)
+                except _PathError as problem:
+                    raise problem.under(f".{k}") from None
+            return out
+
+        return mapping
+    if tp is Any:
+        return lambda value: value
+    if tp in (bool, int, float, str):
+        accept: tuple[type, ...] = (int, float) if tp is float else (tp,)
+        reject_bool = tp is not bool
+
+        def primitive(value: Any) -> Any:
+            if isinstance(value, accept) and not (reject_bool and isinstance(value, bool)):
+                return value
+            raise _PathError(f"is not a {tp.__name__}: {str(value)[:40]!r}")
+
+        return primitive
+    raise TypeError(f"model: no rule for {tp!r}")
+
+
+def _node_converter(cls: type[Node]) -> Converter:
+    plan: list[tuple[str, str, Converter | None, bool]] = []
+    known: set[str] = set()
+
+    def node(value: Any) -> Any:
+        if not plan:  # filled on first use: the field types may refer to later classes
+            for name, key, ftype, has_default in _fields(cls):
+                plan.append((name, key, _converter(ftype), has_default))
+                known.add(key)
         if not isinstance(value, dict):
-            raise ModelError(f"{path} is not an object")
-        known = {key for _, key, _, _ in _fields(tp)}
-        unknown = [k for k in value if k not in known]
-        if unknown:
-            raise ModelError(f"{path} has an unknown key {str(unknown[0])[:40]!r}")
+            raise _PathError("is not an object")
+        for k in value:
+            if k not in known:
+                raise _PathError(f"has an unknown key {str(k)[:40]!r}")
         kwargs: dict[str, Any] = {}
         absent = []
-        for name, key, ftype, has_default in _fields(tp):
+        for name, key, convert, has_default in plan:
             if key in value:
-                kwargs[name] = _structure(ftype, value[key], f"{path}.{key}")
+                assert convert is not None
+                try:
+                    kwargs[name] = convert(value[key])
+                except _PathError as problem:
+                    raise problem.under(f".{key}") from None
             elif has_default:
                 absent.append(key)
             else:
-                raise ModelError(f"{path}.{key} is missing")
-        return tp(**kwargs, absent=frozenset(absent))
-    origin = typing.get_origin(tp)
-    if origin in (Union, types.UnionType):
-        options = typing.get_args(tp)
-        if value is None:
-            if type(None) in options:
-                return None
-            raise ModelError(f"{path} is null")
-        others = [o for o in options if o is not type(None)]
-        return _structure(others[0], value, path)
-    if origin is list:
-        if not isinstance(value, list):
-            raise ModelError(f"{path} is not a list")
-        (item,) = typing.get_args(tp)
-        return [_structure(item, v, f"{path}[{i}]") for i, v in enumerate(value)]
-    if origin is dict:
-        if not isinstance(value, dict):
-            raise ModelError(f"{path} is not an object")
-        _, item = typing.get_args(tp)
-        return {str(k): _structure(item, v, f"{path}.{k}") for k, v in value.items()}
-    if tp is Any:
-        return value
-    if tp is bool:
-        if isinstance(value, bool):
-            return value
-    elif tp is int:
-        if isinstance(value, int) and not isinstance(value, bool):
-            return value
-    elif tp is float:
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return value
-    elif tp is str:
-        if isinstance(value, str):
-            return value
-    else:
-        raise TypeError(f"model: no rule for {tp!r}")
-    raise ModelError(f"{path} is not a {tp.__name__}: {str(value)[:40]!r}")
+                raise _PathError("is missing", f".{key}")
+        return cls(**kwargs, absent=frozenset(absent) if absent else _NONE_ABSENT)
+
+    return node
 
 
 def _unstructure(value: Any) -> Any:
     if isinstance(value, Node):
+        absent = value.absent
         return {
             key: _unstructure(getattr(value, name))
             for name, key, _, _ in _fields(type(value))
-            if key not in value.absent
+            if key not in absent
         }
     if isinstance(value, list):
         return [_unstructure(v) for v in value]

@@ -510,7 +510,9 @@ async def show_report(ls: BottleneckServer, *args: Any) -> dict[str, Any]:
     doc = ls.state.results.get(script) if script else None
     if doc is None:
         return _fail(ls, "No profile yet: run bottleneck.profile on a script first.")
-    text = report.render(doc, ls.state.settings.thresholds)
+    # Off the event loop: a result with thousands of lines takes a second or more to render,
+    # and lenses and hovers must not wait (the document is replaced, never changed, meanwhile).
+    text = await asyncio.to_thread(report.render, doc, ls.state.settings.thresholds)
     if ls.state.report_dir is None:
         ls.state.report_dir = tempfile.mkdtemp(prefix="bottleneck-lsp-reports-")
     path = os.path.join(ls.state.report_dir, os.path.basename(doc["script"]) + ".bottleneck.txt")

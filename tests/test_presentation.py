@@ -171,3 +171,12 @@ def test_settings_merge_reports_bad_values_and_keeps_good_ones() -> None:
     assert s.min_share == Settings().min_share
     assert any("minShare" in p for p in s.problems) and any("nope" in p for p in s.problems)
     assert merge(Settings(), "junk").problems
+
+
+def test_a_python_share_that_would_print_as_zero_is_left_out() -> None:
+    row = analysis.all_rows(recorded())[0]
+    wall = row.cells[analysis.WALL]
+    row.cells[analysis.PYTHON] = analysis.Cell(wall.time_s * 0.0001, 0.0001)
+    assert "running Python" not in wording.message(row)
+    row.cells[analysis.PYTHON] = analysis.Cell(wall.time_s * 0.2, 0.2)
+    assert "20.0% running Python" in wording.message(row)

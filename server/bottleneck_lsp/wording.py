@@ -58,7 +58,7 @@ def message(row: Hotspot, plain: bool = False) -> str:
         if kind not in row.cells or (kind == PYTHON and row.kind != PYTHON):
             continue
         text = _cell_text(row, kind, plain)
-        if kind == WALL and PYTHON in row.cells and row.cells[PYTHON].time_s > 0:
+        if kind == WALL and PYTHON in row.cells and row.cells[PYTHON].share >= 0.0005:  # shows as 0.1%
             text = text[:-1] + f", {row.cells[PYTHON].share * 100:.1f}% running Python)"
         parts.append(text)
     if not row.ops and row.calls:

@@ -27,7 +27,7 @@ def test_exit_code_2_when_the_scripts_argparse_rejects_and_0_with_arguments() ->
     missing = cli(str(SCRIPTS / "needs_args.py"))
     assert missing.returncode == 2
     assert b"--size" in missing.stderr
-    given = cli(str(SCRIPTS / "needs_args.py"), "--size", "200")
+    given = cli(str(SCRIPTS / "needs_args.py"), "--size", "400")  # ~70 ms: enough looks to rank by wall
     assert given.returncode == 0, given.stderr.decode()[-2000:]
     out = given.stdout.decode("ascii")  # ASCII output, as the old tool's test decoded it
     lines = out.splitlines()

@@ -84,3 +84,15 @@ def test_a_loop_looked_at_on_its_jump_back_is_charged_to_its_head() -> None:
     assert top["line"] == marker_line("loop_if_tail.py") and top["wall_share"] > 0.9
     text = report.render(doc)
     assert f"loop_if_tail.py:{marker_line('loop_if_tail.py')}:5: warning: " in text
+
+
+def test_a_look_never_names_line_zero() -> None:
+    """A module's first instruction has line 0 on Python 3.11 (a look there once became a
+    diagnostic at line -1); and a loop's jump back may have no line at all."""
+    from bottleneck_lsp.runner.sampler import _line_before
+
+    source = '"""doc"""\nimport os\nx = 1\nfor i in range(3):\n    x += i\n    if x:\n        x -= 1\n'
+    code = compile(source, "m.py", "exec")
+    offsets = [start for start, _end, _line in code.co_lines()]
+    assert all(_line_before(code, offset) >= 1 for offset in offsets)
+    assert _line_before(code, 0) == 1  # the module's first line with code

@@ -82,6 +82,7 @@ def build(doc: dict[str, Any], thresholds: Thresholds) -> list[Annotation]:
             column=max(row.column - 1, 0),
         )
         for row in analysis.hotspots(doc, thresholds)
+        if row.line >= 1  # a position the editor can show
     ]
     for func in analysis.hot_functions(doc, thresholds):
         out.append(

@@ -145,14 +145,18 @@ class _TimerGuard:
 @functools.lru_cache(maxsize=4096)
 def _line_before(code: CodeType, offset: int) -> int:
     """The line of the last instruction at or before ``offset`` that has one (some have
-    none: Python 3.11's jump back at the end of a ``for`` body that ends in an ``if``)."""
-    line = code.co_firstlineno
+    none: Python 3.11's jump back at the end of a ``for`` body that ends in an ``if``, or a
+    module's first instruction), else the first line that has code."""
+    line = 0
     for start, _end, number in code.co_lines():
+        if not number:  # None, or 0: a module's RESUME has line 0 on Python 3.11
+            continue
+        if start > offset and line:
+            break
+        line = number  # before ``offset``; or, when nothing before has one, the first after
         if start > offset:
             break
-        if number is not None:
-            line = number
-    return line
+    return line or max(code.co_firstlineno, 1)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -177,13 +181,14 @@ def _line_of(frame: FrameType) -> int:
     thread only at check points: calls, and the jump back to a loop's head. A look at that
     jump says "somewhere in this loop" (Python names the body's last line, or no line at
     all): with a body of several lines it goes to the loop's head, the ``for`` or
-    ``while`` line; a one-line body keeps its line."""
+    ``while`` line; a one-line body keeps its line. A look before a module's first line
+    (its RESUME, line 0) goes to the first line that has code."""
     code = frame.f_code
     head = _loop_jumps(code).get(frame.f_lasti)
     if head is not None:
         return head
     line = frame.f_lineno
-    return line if line is not None else _line_before(code, frame.f_lasti)
+    return line if line else _line_before(code, frame.f_lasti)
 
 
 class ThreadSampler:

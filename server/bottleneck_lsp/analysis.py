@@ -351,6 +351,12 @@ def _entries(
     return out
 
 
+def found_disagreements(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """The disagreements the document's ranking carries (computed once, when it was made)."""
+    found: list[dict[str, Any]] = (doc.get("ranking") or {}).get("disagreements") or []
+    return found
+
+
 def disagreements(doc: dict[str, Any], limit: int = 3) -> list[dict[str, Any]]:
     """Functions of the user's files that the passes entered a different number of times.
 

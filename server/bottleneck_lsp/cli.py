@@ -15,8 +15,8 @@ from typing import Any
 
 from . import __version__, report
 from .analysis import Thresholds
-from .contract import unknown_passes
-from .jobs import ALL_PASSES, Job, JobError, JobEvent, JobSpec
+from .contract import PASSES, unknown_passes
+from .jobs import Job, JobError, JobEvent, JobSpec
 
 _JOB = JobSpec(script="")  # the defaults live in JobSpec and Thresholds
 _THRESHOLDS = Thresholds()
@@ -46,7 +46,7 @@ def add_profile_arguments(parser: argparse.ArgumentParser) -> None:
         type=_passes,
         default=None,
         metavar="LIST",
-        help="comma-separated passes among " + ",".join(ALL_PASSES) + " (default: sample,cprofile,cpu, "
+        help="comma-separated passes among " + ",".join(PASSES) + " (default: sample,cprofile,cpu, "
         "and cuda when a GPU is available)",
     )
     parser.add_argument(
@@ -151,7 +151,7 @@ def run_profile(ns: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print("bottleneck-lsp: interrupted", file=sys.stderr)
         return 130
-    for name in ALL_PASSES:
+    for name in PASSES:
         raw = job.raw_path(name)
         if raw is not None and os.path.exists(raw):
             print(f"bottleneck-lsp: raw recording of the {name} pass: {raw}", file=sys.stderr)

@@ -34,7 +34,6 @@ from .contract import (
 )
 from .process import RunnerProcess
 
-ALL_PASSES = PASSES  # the name the CLI and the server import
 _PACKAGE_DIR = Path(__file__).resolve().parent
 
 
@@ -99,7 +98,7 @@ def validate(spec: JobSpec) -> JobSpec:
         problem = unknown_passes(passes)
         if problem:
             raise JobError(problem[0].upper() + problem[1:])
-        passes = tuple(p for p in ALL_PASSES if p in passes)
+        passes = tuple(p for p in PASSES if p in passes)
     if spec.timeout is not None and spec.timeout <= 0:
         raise JobError(f"Timeout must be positive, got {spec.timeout}")
     save_raw = None
@@ -173,14 +172,16 @@ class Job:
             "passes": [],
             "verdict": None,
         }
-        planned = list(spec.passes or ALL_PASSES)
+        planned = list(spec.passes or PASSES)
         workdir = tempfile.mkdtemp(prefix="bottleneck-lsp-")
         try:
             os.symlink(_PACKAGE_DIR, os.path.join(workdir, _PACKAGE_DIR.name))
             stop_reason = ""
             for index, name in enumerate(planned):
                 part = self._skip_reason(name, doc, stop_reason)
-                if part is None:
+                if part is not None:
+                    self._discard_waiting()  # a runner started for this pass: not wanted
+                else:
                     self.on_event(JobEvent("pass_start", name, index, len(planned)))
                     following = planned[index + 1] if index + 1 < len(planned) else None
                     part = await self._run_pass(name, workdir, index == 0, following)

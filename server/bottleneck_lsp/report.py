@@ -294,6 +294,6 @@ def render(doc: dict[str, Any], thresholds: Thresholds | None = None, cwd: str |
     lines += ["", *compiler_lines(spots, cwd, thresholds)]
     lines += [
         f"{_where(d['file'], cwd)}:{d['line']}:1: warning: {wording.disagreement_sentence(d)}"
-        for d in analysis.disagreements(doc)
+        for d in analysis.found_disagreements(doc)
     ]
     return "\n".join(lines) + "\n"

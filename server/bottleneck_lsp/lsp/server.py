@@ -32,7 +32,8 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 
 from .. import __version__, analysis, report
-from ..jobs import ALL_PASSES, Job, JobError, JobEvent, JobSpec
+from ..contract import PASSES
+from ..jobs import Job, JobError, JobEvent, JobSpec
 from . import annotations as notes
 from . import auth, tracking, transport
 from .auth import Gate
@@ -327,7 +328,7 @@ def _summary(doc: dict[str, Any], added: list[notes.Annotation]) -> str:
         head += (
             f"; {verdict['bound'].upper()}-bound (device busy {verdict['device_busy_fraction'] * 100:.0f}%)"
         )
-    if analysis.disagreements(doc, limit=1):
+    if analysis.found_disagreements(doc):
         head += "; passes disagree on call counts (seed the script: see the report)"
     return head
 
@@ -335,7 +336,7 @@ def _summary(doc: dict[str, Any], added: list[notes.Annotation]) -> str:
 async def _run(ls: BottleneckServer, script: str, running: Running) -> dict[str, Any]:
     job = running.job
     token = running.token
-    planned = list(job.spec.passes or ALL_PASSES)
+    planned = list(job.spec.passes or PASSES)
 
     streamed = 0
     interim: list[asyncio.Future[None]] = []

@@ -130,14 +130,6 @@ class Listener:
                 return
 
 
-async def serve(start: Callable[[Handler], Awaitable[asyncio.AbstractServer]], listener: Listener) -> int:
-    """Listen with ``start`` until the authenticated client leaves."""
-    server = await start(listener.connection)
-    async with server:
-        await listener.finished.wait()
-    return listener.exit_code
-
-
 def bound_port(server: asyncio.AbstractServer) -> int:
     sockets = getattr(server, "sockets", None) or []
     return int(sockets[0].getsockname()[1]) if sockets else 0

@@ -70,7 +70,7 @@ def measure(name: str, script: Path, repeats: int) -> dict[str, Any]:
     sequential = time.perf_counter() - begin
     old_wall, old_out = wall([sys.executable, str(HERE / "oldway.py"), str(script)])
     old = tagged(old_out, "OLDWAY")
-    cprofile, cpu = doc["passes"]
+    cprofile, cpu = doc.to_json()["passes"]
     return {
         "name": name,
         "bare": bare,

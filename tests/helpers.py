@@ -24,16 +24,29 @@ def marker_line(script: str, marker: str = "# HOT") -> int:
 
 
 def run_job(script: str, *args: str, **spec: Any) -> dict[str, Any]:
+    """A real job's document as JSON (what ``--format json`` writes)."""
+    return run_typed(script, *args, **spec).to_json()
+
+
+def run_typed(script: str, *args: str, **spec: Any) -> Document:
     spec.setdefault("python", sys.executable)
     job = Job(JobSpec(script=str(SCRIPTS / script), args=tuple(args), **spec))
-    return typed(asyncio.run(job.run()))
+    doc = asyncio.run(job.run())
+    again = Document.from_json(typed(doc.to_json()))
+    assert again.ranking == doc.ranking  # the ranking reads back as it was made
+    return doc
 
 
 def typed(doc: dict[str, Any]) -> dict[str, Any]:
-    """The document, after checking that it fits the model exactly (every key known, every
-    value of its type) and is written back unchanged: every run in the tests checks the
-    schema's one definition against what the engine writes."""
+    """The JSON document, after checking that it fits the model exactly (every key known,
+    every value of its type) and is written back unchanged: every run in the tests checks
+    the schema's one definition against what the engine writes."""
     as_json = json.loads(json.dumps(doc))
     assert validate(as_json) == [], validate(as_json)
     assert Document.from_json(as_json).to_json() == as_json
     return doc
+
+
+def part_of(doc: dict[str, Any], name: str) -> dict[str, Any] | None:
+    """A pass's part of a JSON document."""
+    return next((p for p in doc["passes"] if p["name"] == name), None)

@@ -6,15 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from bottleneck_lsp import analysis
 from bottleneck_lsp.result import validate
 from bottleneck_lsp.runner.attribution import Attributor
 from bottleneck_lsp.runner.paths import FileClassifier
-from helpers import SCRIPTS, marker_line, run_job
+from helpers import SCRIPTS, marker_line, part_of, run_job
 
 
 def top_cpu_line(doc: dict) -> dict:
-    part = analysis.pass_named(doc, "cpu")
+    part = part_of(doc, "cpu")
     assert part is not None and part["status"] == "ok", part
     assert part["lines"], "no line was attributed"
     return part["lines"][0]
@@ -63,7 +62,7 @@ def test_backward_work_is_on_the_backward_line_and_linked_to_its_forward_line() 
 
 def test_cprofile_pass_finds_the_user_function_and_call_line() -> None:
     doc = run_job("uses_helper.py", passes=("cprofile",))
-    part = analysis.pass_named(doc, "cprofile")
+    part = part_of(doc, "cprofile")
     assert part is not None and part["status"] == "ok"
     funcs = {(f["file"], f["function"]): f for f in part["functions"] if f["user"]}
     expensive = funcs[(str(SCRIPTS / "helper_mod.py"), "expensive")]

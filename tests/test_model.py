@@ -22,7 +22,7 @@ def test_recorded_and_replayed_documents_round_trip() -> None:
     docs = [json.loads((FIXTURES / "train-cpu.json").read_text())]
     for name in ("gpu", "cpu"):
         recording = FIXTURES / f"cuda_{name}_bound.raw.json.gz"
-        docs.append(json.loads(json.dumps(replay(str(recording), str(FIXTURES)))))
+        docs.append(json.loads(json.dumps(replay(str(recording), str(FIXTURES)).to_json())))
     for doc in docs:
         typed = Document.from_json(doc)
         assert typed.to_json() == doc

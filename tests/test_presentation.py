@@ -15,18 +15,23 @@ from bottleneck_lsp.analysis import Thresholds
 from bottleneck_lsp.lsp import annotations, tracking
 from bottleneck_lsp.lsp.server import _summary
 from bottleneck_lsp.lsp.settings import Settings, merge
+from bottleneck_lsp.model import Cell, Document
 from bottleneck_lsp.result import load, validate
 
 FIXTURE = Path(__file__).parent / "fixtures" / "train-cpu.json"
 
 
-def recorded() -> dict:
+def recorded_json() -> dict:
     return json.loads(FIXTURE.read_text())
 
 
+def recorded() -> Document:
+    return Document.from_json(recorded_json())
+
+
 def test_recorded_result_is_valid_and_a_bad_one_is_refused(tmp_path: Path) -> None:
-    assert validate(recorded()) == []
-    bad = recorded()
+    assert validate(recorded_json()) == []
+    bad = recorded_json()
     bad["version"] = 99
     path = tmp_path / "bad.json"
     path.write_text(json.dumps(bad))
@@ -49,12 +54,14 @@ def test_one_row_per_line_ranked_by_wall_time_with_every_column() -> None:
     top = rows[0]
     assert (top.line, top.text) == (42, "loss.backward()")  # the backward line, then the planted matmul
     assert rows[1].line == 23 and rows[1].text.startswith("h = torch.tanh(h @ self.mixer)")
-    assert set(top.cells) >= {analysis.WALL, analysis.PYTHON, analysis.CPU}
-    assert top.backward and {f["line"] for f in top.forward_lines} >= {23}
+    assert set(top.columns) >= {analysis.WALL, analysis.PYTHON, analysis.CPU}
+    assert top.backward and {f.line for f in top.forward_lines} >= {23}
     # each column's shares are of one denominator, and add up to at most 1
     for kind in (analysis.WALL, analysis.CPU):
-        assert sum(r.cells[kind].share for r in rows if kind in r.cells) <= 1.0 + 1e-6
+        assert sum(r.columns[kind].share for r in rows if kind in r.columns) <= 1.0 + 1e-6
     assert analysis.verdict(doc) is None  # no GPU in this recording
+    # the ranking the document carries is this one, row for row
+    assert doc.ranking is not None and doc.ranking.lines == rows
 
 
 def test_thresholds_choose_the_rows_shown() -> None:
@@ -68,10 +75,10 @@ def test_thresholds_choose_the_rows_shown() -> None:
 
 def test_without_the_sample_pass_rows_are_ranked_by_op_cpu_time() -> None:
     doc = recorded()
-    doc["passes"] = [p for p in doc["passes"] if p["name"] != "sample"]
-    rows = analysis.hotspots(doc, Thresholds())
+    doc.passes = [p for p in doc.passes if p.name != "sample"]
+    rows = analysis.hotspots(analysis.conclude(doc), Thresholds())
     assert rows and all(r.kind == analysis.CPU for r in rows)
-    assert rows[0].line == 42 and analysis.WALL not in rows[0].cells
+    assert rows[0].line == 42 and analysis.WALL not in rows[0].columns
 
 
 def test_text_report_sections_and_one_compiler_line_per_line() -> None:
@@ -113,7 +120,7 @@ def test_annotations_one_diagnostic_per_line_with_lens_and_hover() -> None:
     assert diag["source"] == "bottleneck"
     assert diag["range"]["start"]["line"] == hot.line
     assert diag["data"]["row"]["share"] == hot.row.share
-    assert diag["data"]["row"]["columns"]["cpu-op-time"]["share"] == hot.row.cells[analysis.CPU].share
+    assert diag["data"]["row"]["columns"]["cpu-op-time"]["share"] == hot.row.columns[analysis.CPU].share
     # what a client's LSP library makes of it: a valid Diagnostic with the same message
     typed = default_converter().structure(diag, types.Diagnostic)
     assert typed.message == wording.message(hot.row)
@@ -175,8 +182,8 @@ def test_settings_merge_reports_bad_values_and_keeps_good_ones() -> None:
 
 def test_a_python_share_that_would_print_as_zero_is_left_out() -> None:
     row = analysis.all_rows(recorded())[0]
-    wall = row.cells[analysis.WALL]
-    row.cells[analysis.PYTHON] = analysis.Cell(wall.time_s * 0.0001, 0.0001)
+    wall = row.columns[analysis.WALL]
+    row.columns[analysis.PYTHON] = Cell(time_s=wall.time_s * 0.0001, share=0.0001)
     assert "running Python" not in wording.message(row)
-    row.cells[analysis.PYTHON] = analysis.Cell(wall.time_s * 0.2, 0.2)
+    row.columns[analysis.PYTHON] = Cell(time_s=wall.time_s * 0.2, share=0.2)
     assert "20.0% running Python" in wording.message(row)

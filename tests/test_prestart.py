@@ -19,6 +19,10 @@ def part(doc: dict[str, Any], name: str) -> dict[str, Any]:
     return next(p for p in doc["passes"] if p["name"] == name)
 
 
+def run(spec: JobSpec) -> dict[str, Any]:
+    return asyncio.run(Job(spec).run()).to_json()
+
+
 def test_the_pass_after_cprofile_starts_ahead_and_attributes_as_without() -> None:
     ahead = run_job("fn_call.py", passes=("cprofile", "cpu"))
     assert ahead["status"] == "ok"
@@ -36,7 +40,7 @@ def test_a_runner_started_ahead_runs_nothing_when_its_pass_is_skipped(tmp_path: 
         "import sys\nwith open('runs.txt', 'a') as f:\n    f.write('ran\\n')\nsys.exit(3)\n", encoding="utf-8"
     )
     spec = JobSpec(script=str(script), python=sys.executable, cwd=str(tmp_path), passes=("cprofile", "cpu"))
-    doc = asyncio.run(Job(spec).run())
+    doc = run(spec)
     assert part(doc, "cprofile")["status"] == "exit"
     cpu = part(doc, "cpu")
     assert cpu["status"] == "skipped"
@@ -60,7 +64,7 @@ def test_stopping_during_cprofile_takes_the_waiting_runner_too(tmp_path: Path) -
                 break
             await asyncio.sleep(0.05)
         job.stop()
-        return await task, seen
+        return (await task).to_json(), seen
 
     doc, seen = asyncio.run(scenario())
     assert seen == 2

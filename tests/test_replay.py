@@ -23,7 +23,7 @@ from bottleneck_lsp.lsp.server import _summary
 from bottleneck_lsp.replay import RecordingError, replay
 from bottleneck_lsp.result import validate
 from bottleneck_lsp.runner.device import union_ns
-from helpers import SCRIPTS, typed
+from helpers import SCRIPTS, part_of, typed
 
 FIXTURES = Path(__file__).parent / "fixtures"
 GPU_BOUND = FIXTURES / "cuda_gpu_bound.raw.json.gz"
@@ -61,7 +61,7 @@ def top_line(part: dict[str, Any], key: str) -> dict[str, Any]:
 
 def test_gpu_bound_recording_puts_the_matmul_line_first_and_reads_gpu_bound() -> None:
     doc = replay_json(GPU_BOUND)
-    cuda = analysis.pass_named(doc, "cuda")
+    cuda = part_of(doc, "cuda")
     assert cuda is not None and cuda["status"] == "ok"
     top = top_line(cuda, "device_share")
     assert (Path(top["file"]).name, top["line"]) == ("cuda_gpu_bound.py", 9)
@@ -78,7 +78,7 @@ def test_gpu_bound_recording_puts_the_matmul_line_first_and_reads_gpu_bound() ->
 
 def test_cpu_bound_recording_puts_the_launch_loop_first_and_reads_cpu_bound() -> None:
     doc = replay_json(CPU_BOUND)
-    cuda = analysis.pass_named(doc, "cuda")
+    cuda = part_of(doc, "cuda")
     assert cuda is not None
     by_device = top_line(cuda, "device_share")
     assert by_device["line"] == 5 and by_device["device_share"] >= 0.85
@@ -92,8 +92,8 @@ def test_cpu_bound_recording_puts_the_launch_loop_first_and_reads_cpu_bound() ->
 
 @pytest.mark.parametrize("path", [GPU_BOUND, CPU_BOUND], ids=["gpu_bound", "cpu_bound"])
 def test_device_table_adds_up_to_the_recorded_kernel_total(path: Path) -> None:
-    doc = replay(str(path))
-    cuda = analysis.pass_named(doc, "cuda")
+    doc = replay(str(path)).to_json()
+    cuda = part_of(doc, "cuda")
     assert cuda is not None
     recorded = raw_device_total_us(path)
     assert recorded > 0
@@ -207,14 +207,14 @@ def test_a_live_cpu_pass_recorded_and_replayed_gives_the_same_lines(tmp_path: Pa
     assert f"raw recording of the cpu pass: {raw}" in done.stderr
     assert raw.stat().st_mode & 0o077 == 0  # the user's own
     live = json.loads(out.read_text())["passes"][0]
-    replayed = replay(str(raw))  # on this machine: the recorded root is found as it is
+    replayed = replay(str(raw)).to_json()  # on this machine: the recorded root is found as it is
     again = replayed["passes"][0]
     assert again["totals"] == live["totals"]
     assert [(x["file"], x["line"], x["self_cpu_us"], x["forward_lines"]) for x in again["lines"]] == [
         (x["file"], x["line"], x["self_cpu_us"], x["forward_lines"]) for x in live["lines"]
     ]
     # Elsewhere (--root): the same lines under the other folder.
-    moved = replay(str(raw), root=str(tmp_path))
+    moved = replay(str(raw), root=str(tmp_path)).to_json()
     assert [Path(x["file"]).parent for x in moved["passes"][0]["lines"]] == [tmp_path] * len(live["lines"])
     assert moved["script"] == str(tmp_path / "backward.py")
 
@@ -326,7 +326,7 @@ def test_backward_kernels_go_to_the_backward_line_linked_to_their_forward_line(t
             }
         )
     )
-    cuda = replay(str(path))["passes"][0]
+    cuda = replay(str(path)).to_json()["passes"][0]
     lines = {line["line"]: line for line in cuda["lines"]}
     assert lines[3]["self_device_us"] == 500.0 and not lines[3]["backward"]
     backward = lines[5]

@@ -9,8 +9,7 @@ import sys
 
 import pytest
 
-from bottleneck_lsp import analysis
-from helpers import SCRIPTS, marker_line, run_job
+from helpers import SCRIPTS, marker_line, part_of, run_job
 
 
 def introspect(doc: dict) -> dict:
@@ -54,10 +53,10 @@ def test_cuda_pass_asked_for_without_cuda_is_skipped_with_the_reason() -> None:
     if torch.cuda.is_available():
         pytest.skip("this machine has CUDA")
     doc = run_job("fn_call.py", passes=("sample", "cuda"))
-    cuda = analysis.pass_named(doc, "cuda")
+    cuda = part_of(doc, "cuda")
     assert cuda is not None and cuda["status"] == "skipped"
     assert "without CUDA" in cuda["skip_reason"] or "no CUDA device" in cuda["skip_reason"]
-    sample = analysis.pass_named(doc, "sample")
+    sample = part_of(doc, "sample")
     assert sample is not None and sample["status"] == "ok" and "device" not in sample  # lines only
     assert doc["verdict"] is None
     # by default (no --passes) the device passes are simply not run on such a machine

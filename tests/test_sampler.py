@@ -7,14 +7,15 @@ import os
 import subprocess
 import sys
 
-from bottleneck_lsp import analysis, report
-from helpers import SCRIPTS, marker_line, run_job
+from bottleneck_lsp import report
+from bottleneck_lsp.model import Document
+from helpers import SCRIPTS, marker_line, part_of, run_job
 
 CLI = os.path.join(os.path.dirname(sys.executable), "bottleneck-lsp")
 
 
 def sampled_lines(doc: dict) -> dict[int, dict]:
-    part = analysis.pass_named(doc, "sample")
+    part = part_of(doc, "sample")
     assert part is not None and part["status"] == "ok", part
     return {line["line"]: line for line in part["samples"]["lines"]}
 
@@ -45,7 +46,7 @@ def test_the_first_line_shown_is_the_hot_one_in_the_cli() -> None:
 
 def test_other_threads_are_counted_apart() -> None:
     doc = run_job("threads.py", passes=("sample",))
-    part = analysis.pass_named(doc, "sample")
+    part = part_of(doc, "sample")
     assert part is not None
     others = [t for t in part["samples"]["threads"] if t["thread"] == "spinner"]
     assert others and others[0]["line"] == marker_line("threads.py", "# OTHER")
@@ -54,7 +55,7 @@ def test_other_threads_are_counted_apart() -> None:
 
 def test_the_scripts_own_alarm_is_handed_back() -> None:
     doc = run_job("alarm_user.py", passes=("sample",))
-    part = analysis.pass_named(doc, "sample")
+    part = part_of(doc, "sample")
     assert part is not None and part["status"] == "ok", part.get("error")
     assert "alarm fired" in part["output_tail"]["stdout"]
     assert part["samples"]["timer_released"] is True
@@ -62,7 +63,7 @@ def test_the_scripts_own_alarm_is_handed_back() -> None:
 
 def test_a_record_function_range_keeps_only_its_own_time() -> None:
     doc = run_job("ranges.py", passes=("cpu",))
-    cpu = analysis.pass_named(doc, "cpu")
+    cpu = part_of(doc, "cpu")
     assert cpu is not None
     outer = next(op for op in cpu["ops"] if op["name"] == "outer")
     assert outer["self_cpu_us"] < 0.2 * outer["cpu_total_us"]
@@ -78,11 +79,11 @@ def test_a_loop_looked_at_on_its_jump_back_is_charged_to_its_head() -> None:
     """Python shows the sampler a tight loop only at its jump back: "somewhere in this
     loop", charged to the ``for`` line (never lost, never the body's last line)."""
     doc = run_job("loop_if_tail.py", passes=("sample",))
-    part = analysis.pass_named(doc, "sample")
+    part = part_of(doc, "sample")
     assert part is not None and part["status"] == "ok" and part["notes"] == [], part.get("notes")
     top = max(sampled_lines(doc).values(), key=lambda x: x["wall_s"])
     assert top["line"] == marker_line("loop_if_tail.py") and top["wall_share"] > 0.9
-    text = report.render(doc)
+    text = report.render(Document.from_json(doc))
     assert f"loop_if_tail.py:{marker_line('loop_if_tail.py')}:5: warning: " in text
 
 

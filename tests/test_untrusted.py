@@ -20,6 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bottleneck_lsp import analysis, report
+from bottleneck_lsp.model import Document
 from bottleneck_lsp.replay import RecordingError, replay
 from bottleneck_lsp.result import ResultError, load, validate
 from bottleneck_lsp.runner import recording
@@ -95,11 +96,11 @@ def _root(tmp_path: Path) -> Path:
     return root
 
 
-def _paths_in(doc: dict[str, Any]) -> set[str]:
-    found = {doc["script"]}
-    for part in doc["passes"]:
-        found |= {line["file"] for line in part.get("lines", [])}
-    found |= {line["file"] for line in doc["ranking"]["lines"]}
+def _paths_in(doc: Document) -> set[str]:
+    found = {doc.script}
+    for part in doc.passes:
+        found |= {line.file for line in part.lines}
+    found |= {line.file for line in doc.ranking.lines} if doc.ranking is not None else set()
     return found
 
 
@@ -215,10 +216,10 @@ def test_paths_that_climb_out_of_the_root_are_not_followed(tmp_path: Path) -> No
     path = tmp_path / "r.raw.json"
     path.write_text(json.dumps(doc))
     result = replay(str(path), str(root))
-    cpu = result["passes"][0]
-    assert [line["file"] for line in cpu["lines"]] == [str(evil)]
-    assert cpu["unattributed"]["count"] == 2
-    assert result["script"] == str(root / "evil.py")
+    cpu = result.passes[0]
+    assert [line.file for line in cpu.lines] == [str(evil)]
+    assert cpu.unattributed is not None and cpu.unattributed.count == 2
+    assert result.script == str(root / "evil.py")
     text = report.render(result, cwd=str(root))
     assert "TOP SECRET" not in text and str(secret) not in text
     assert not (tmp_path / "ran").exists()

@@ -31,7 +31,8 @@ run() {  # name, script, args...
     "$PY" - "$OUT/$name.result.json" > "$OUT/$name.report.txt" 2>&1 <<'PYEOF'
 import json, sys
 from bottleneck_lsp import report
-print(report.render(json.load(open(sys.argv[1]))))
+from bottleneck_lsp.model import Document
+print(report.render(Document.from_json(json.load(open(sys.argv[1])))))
 PYEOF
 }
 

@@ -340,8 +340,9 @@ def ours_summary(doc: dict[str, Any], text: str) -> dict[str, Any]:
 
 
 RENDER = (
-    "import json, sys; from bottleneck_lsp import report; "
-    "doc = json.load(open(sys.argv[1])); sys.stdout.write(report.render(doc, cwd=sys.argv[2]))"
+    "import json, sys; from bottleneck_lsp import report; from bottleneck_lsp.model import Document; "
+    "doc = Document.from_json(json.load(open(sys.argv[1]))); "
+    "sys.stdout.write(report.render(doc, cwd=sys.argv[2]))"
 )
 
 

@@ -17,6 +17,7 @@ from . import __version__, report
 from .analysis import Thresholds
 from .contract import PASSES, unknown_passes
 from .jobs import Job, JobError, JobEvent, JobSpec
+from .model import Document
 
 _JOB = JobSpec(script="")  # the defaults live in JobSpec and Thresholds
 _THRESHOLDS = Thresholds()
@@ -156,15 +157,14 @@ def run_profile(ns: argparse.Namespace) -> int:
         if raw is not None and os.path.exists(raw):
             print(f"bottleneck-lsp: raw recording of the {name} pass: {raw}", file=sys.stderr)
     _emit(doc, ns)
-    code = doc.get("exit_code")
-    return code if isinstance(code, int) else 1
+    return doc.exit_code if doc.exit_code is not None else 1
 
 
-def _emit(doc: dict[str, Any], ns: argparse.Namespace) -> None:
+def _emit(doc: Document, ns: argparse.Namespace) -> None:
     """The document as the chosen format, on stdout or in ``--output``."""
     thresholds = Thresholds(min_share=ns.min_share, top=ns.top)
     if ns.format == "json":
-        text = json.dumps(doc, indent=1) + "\n"
+        text = json.dumps(doc.to_json(), indent=1) + "\n"
     else:
         text = report.render(doc, thresholds, cwd=os.getcwd())
     if ns.output:
@@ -192,19 +192,15 @@ def _add_output_arguments(parser: argparse.ArgumentParser) -> None:
         "--format", choices=("text", "json"), default="text", help="report format (default: text)"
     )
     parser.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE instead of stdout")
-    parser.add_argument(
-        "--top",
-        type=int,
-        default=_THRESHOLDS.top,
-        metavar="N",
-        help=f"show at least the N hottest lines (default: {_THRESHOLDS.top})",
-    )
+    top, share = _THRESHOLDS.top, _THRESHOLDS.min_share
+    lines = f"show at least the N hottest lines (default: {top})"
+    parser.add_argument("--top", type=int, default=top, metavar="N", help=lines)
     parser.add_argument(
         "--min-share",
         type=_share,
-        default=_THRESHOLDS.min_share,
+        default=share,
         metavar="SHARE",
-        help=f"show every line at or above this share (default: {_THRESHOLDS.min_share * 100:.0f}%%)",
+        help=f"show every line at or above this share (default: {share * 100:.0f}%%)",
     )
 
 

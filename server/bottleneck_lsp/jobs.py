@@ -14,7 +14,7 @@ import shutil
 import sys
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +32,7 @@ from .contract import (
     no_cuda_reason,
     unknown_passes,
 )
+from .model import Document, Environment, ModelError, Pass, ScriptError, Tool
 from .process import RunnerProcess
 
 _PACKAGE_DIR = Path(__file__).resolve().parent
@@ -67,7 +68,7 @@ class JobEvent:
     text: str = ""
     # pass_end: the result so far (the passes that ended, their ranking), for progressive
     # presentation; the final document comes from run().
-    doc: dict[str, Any] | None = None
+    doc: Document | None = None
 
 
 def _resolve_python(python: str) -> str:
@@ -155,23 +156,22 @@ class Job:
             self._running.kill()
 
     # -- running ---------------------------------------------------------------------
-    async def run(self) -> dict[str, Any]:
+    async def run(self) -> Document:
         spec = self.spec
         assert spec.cwd is not None
-        doc: dict[str, Any] = {
-            "schema": SCHEMA_NAME,
-            "version": SCHEMA_VERSION,
-            "tool": {"name": "bottleneck-lsp", "version": __version__},
-            "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-            "script": spec.script,
-            "args": list(spec.args),
-            "cwd": spec.cwd,
-            "roots": [os.path.dirname(spec.script), *spec.roots],
-            "python": spec.python,
-            "environment": None,
-            "passes": [],
-            "verdict": None,
-        }
+        doc = Document(
+            schema=SCHEMA_NAME,
+            version=SCHEMA_VERSION,
+            tool=Tool(name="bottleneck-lsp", version=__version__),
+            created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+            script=spec.script,
+            args=list(spec.args),
+            cwd=spec.cwd,
+            roots=[os.path.dirname(spec.script), *spec.roots],
+            python=spec.python,
+            passes=[],
+            status="ok",
+        )
         planned = list(spec.passes or PASSES)
         workdir = tempfile.mkdtemp(prefix="bottleneck-lsp-")
         try:
@@ -184,14 +184,15 @@ class Job:
                 else:
                     self.on_event(JobEvent("pass_start", name, index, len(planned)))
                     following = planned[index + 1] if index + 1 < len(planned) else None
-                    part = await self._run_pass(name, workdir, index == 0, following)
-                    if "environment" in part:
-                        doc["environment"] = part.pop("environment")
-                doc["passes"].append(part)
+                    raw = await self._run_pass(name, workdir, index == 0, following)
+                    part, environment = _typed(name, raw)
+                    doc.environment = environment or doc.environment
+                if not part.omit:
+                    doc.passes.append(part)
                 stop_reason = stop_reason or _stop_reason(part)
-                if part["status"] != "skipped":
-                    event = JobEvent("pass_end", name, index, len(planned), part["status"])
-                    event.doc = _conclude(dict(doc))
+                if part.status != "skipped":
+                    event = JobEvent("pass_end", name, index, len(planned), part.status)
+                    event.doc = analysis.conclude(replace(doc, passes=list(doc.passes)))
                     self.on_event(event)
         finally:
             self._discard_waiting()
@@ -199,7 +200,7 @@ class Job:
                 await gone.reap()
             self._discarded.clear()
             shutil.rmtree(workdir, ignore_errors=True)
-        return _conclude(doc)
+        return analysis.conclude(doc)
 
     async def _run_pass(self, name: str, workdir: str, first: bool, following: str | None) -> dict[str, Any]:
         """One pass: its runner (the one started ahead of its turn, if any), and maybe the
@@ -241,23 +242,21 @@ class Job:
             waiting.discard()
             self._discarded.append(waiting)  # reaped, its output read to the end, in run()
 
-    def _skip_reason(self, name: str, doc: dict[str, Any], stop_reason: str) -> dict[str, Any] | None:
-        def skipped(reason: str, **extra: Any) -> dict[str, Any]:
-            return {"name": name, "status": "skipped", "skip_reason": reason, **extra}
+    def _skip_reason(self, name: str, doc: Document, stop_reason: str) -> Pass | None:
+        def skipped(reason: str, omit: bool = False) -> Pass:
+            return Pass(name=name, status="skipped", skip_reason=reason, omit=omit)
 
         if self._stopped:
             return skipped("the job was stopped")
         if stop_reason:
             return skipped(stop_reason)
-        env = doc["environment"]
-        if name not in TORCHLESS_PASSES and env is not None and env.get("torch") is None:
-            return skipped(f"torch is not importable in {self.spec.python}: {env.get('torch_error')}")
-        if name in DEVICE_PASSES and env is not None and env.get("torch") is not None:
-            torch_info = env["torch"]
-            if not torch_info.get("cuda_available"):
-                reason = no_cuda_reason(
-                    torch_info["version"], torch_info.get("cuda_compiled"), torch_info.get("hip_compiled")
-                )
+        env = doc.environment
+        if name not in TORCHLESS_PASSES and env is not None and env.torch is None:
+            return skipped(f"torch is not importable in {self.spec.python}: {env.torch_error}")
+        if name in DEVICE_PASSES and env is not None and env.torch is not None:
+            torch = env.torch
+            if not torch.cuda_available:
+                reason = no_cuda_reason(torch.version, torch.cuda_compiled, torch.hip_compiled)
                 # Asked for explicitly: say why it did not run. Automatic: leave it out.
                 return skipped(reason, omit=self.spec.passes is None)
         return None
@@ -318,20 +317,25 @@ class Job:
         )
 
 
-def _conclude(doc: dict[str, Any]) -> dict[str, Any]:
-    """The document's verdicts over the passes it holds: status, exit code, CPU/GPU
-    verdict, the one ranking."""
-    doc["passes"] = [p for p in doc["passes"] if not p.get("omit")]
-    doc["status"], doc["exit_code"] = analysis.overall_status(doc)
-    doc["verdict"] = analysis.verdict(doc)
-    doc["ranking"] = analysis.ranking(doc)
-    return doc
+def _typed(name: str, raw: dict[str, Any]) -> tuple[Pass, Environment | None]:
+    """A runner's part as types, and the environment the first pass carries. A part this
+    version cannot read is a crashed pass that says why (the runner is the same version:
+    a bug, not the user's doing)."""
+    environment = raw.pop("environment", None)
+    try:
+        env = Environment.from_json(environment, "environment") if environment is not None else None
+        return Pass.from_json(raw, f"the {name} pass's result"), env
+    except ModelError as exc:
+        message = f"the runner wrote a result this version cannot read: {exc}"
+        failure = ScriptError(type="RunnerFailure", message=message)
+        code = raw.get("exit_code")
+        code = code if isinstance(code, int) and not isinstance(code, bool) else None
+        return Pass(name=name, status="crashed", exit_code=code, error=failure), None
 
 
-def _stop_reason(part: dict[str, Any]) -> str:
-    status = part["status"]
-    if status in STOPPING_STATUSES:
-        return f"the {part['name']} pass ended with status {status}"
-    if status == "exit":
-        return f"the script exited with status {part.get('exit_code')} in the {part['name']} pass"
+def _stop_reason(part: Pass) -> str:
+    if part.status in STOPPING_STATUSES:
+        return f"the {part.name} pass ended with status {part.status}"
+    if part.status == "exit":
+        return f"the script exited with status {part.exit_code} in the {part.name} pass"
     return ""

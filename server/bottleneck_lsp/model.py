@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar, Union
 
 T = TypeVar("T", bound="Node")
+_NOT_JSON = {"json": False}  # a field's metadata: derived, never read or written as JSON
 
 
 class ModelError(ValueError):
@@ -380,6 +381,9 @@ class CallFromLine(Node):
 
 @dataclass(kw_only=True)
 class RankedLine(Node):
+    """One source line, every column measured for it (``columns``); ``share`` and
+    ``time_s`` are the ranking column's, ``kind`` (set by its ``Ranking``; not in JSON)."""
+
     file: str
     line: int
     column: int
@@ -397,6 +401,11 @@ class RankedLine(Node):
     forward_lines: list[ForwardLink] = field(default_factory=list)
     calls: list[CallFromLine] = field(default_factory=list)
     opaque: list[str] = field(default_factory=list)
+    kind: str = field(default="", compare=False, metadata=_NOT_JSON)
+
+    @property
+    def key(self) -> tuple[str, int]:
+        return (self.file, self.line)
 
 
 @dataclass(kw_only=True)
@@ -414,6 +423,10 @@ class Ranking(Node):
     denominators: dict[str, str] = field(default_factory=dict)
     disagreements: list[Disagreement] = field(default_factory=list)
     lines: list[RankedLine] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        for line in self.lines:
+            line.kind = self.ranked_by or ""
 
 
 @dataclass(kw_only=True)
@@ -464,7 +477,7 @@ def _fields(cls: type) -> tuple[tuple[str, str, Any, bool], ...]:
     hints = typing.get_type_hints(cls)
     out = []
     for f in dataclasses.fields(cls):
-        if f.name == "absent":
+        if f.name == "absent" or f.metadata.get("json") is False:
             continue
         has_default = f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING
         out.append((f.name, _json_name(f.name), hints[f.name], has_default))

@@ -13,6 +13,7 @@ from typing import Any
 
 from . import __version__, analysis
 from .contract import SCHEMA_NAME, SCHEMA_VERSION
+from .model import Document, ModelError
 from .runner import device, recording
 from .runner.attribution import Attributor
 from .runner.passes import autograd_document
@@ -113,7 +114,7 @@ def _pass_name(header: dict[str, Any], activities: list[device.Activity]) -> str
     return "cuda" if any(a.on_device for a in activities) else "cpu"
 
 
-def replay(path: str, root: str | None = None) -> dict[str, Any]:
+def replay(path: str, root: str | None = None) -> Document:
     """The result document of one recorded pass; RecordingError says what is wrong."""
     header, roots, activities = recording.read(path)
     recorded_roots = header.get("roots")
@@ -183,8 +184,10 @@ def replay(path: str, root: str | None = None) -> dict[str, Any]:
         "environment": _environment(recorded_on),
         "passes": [part],
         "replay": {"file": os.path.abspath(path), "format_version": header["format_version"]},
+        "status": "ok",
     }
-    doc["status"], doc["exit_code"] = analysis.overall_status(doc)
-    doc["verdict"] = analysis.verdict(doc)
-    doc["ranking"] = analysis.ranking(doc)
-    return doc
+    try:
+        typed = Document.from_json(doc, "result")
+    except ModelError as exc:  # the recording's header or events held values of another type
+        raise RecordingError(f"{path}: the recording does not make a valid result: {exc}") from None
+    return analysis.conclude(typed)

@@ -6,7 +6,6 @@ ASCII only, like ``torch.utils.bottleneck``'s output (paths are printed as they 
 from __future__ import annotations
 
 import os
-from typing import Any
 
 from . import analysis, wording
 from .analysis import Hotspot, Thresholds
@@ -212,7 +211,7 @@ def _device_lines(summary: DeviceSummary, head: str) -> list[str]:
 
 
 def _pct(row: Hotspot, kind: str) -> str:
-    cell = row.cells.get(kind)
+    cell = row.columns.get(kind)
     return f"{cell.share * 100:5.1f}%" if cell is not None else "     -"
 
 
@@ -223,7 +222,7 @@ def hotspot_table(hotspots: list[Hotspot], cwd: str) -> list[str]:
         return [*out, "(no line of your files passed the thresholds)"]
     ranked_by = hotspots[0].kind
     columns = [ranked_by, *[k for k in analysis.COLUMNS if k != ranked_by and k != analysis.WAIT]]
-    present = [k for k in columns if any(k in h.cells and h.cells[k].time_s > 0 for h in hotspots)]
+    present = [k for k in columns if any(k in h.columns and h.columns[k].time_s > 0 for h in hotspots)]
     out.append("  ".join(f"{analysis.SHORT[k]:>6}" for k in present) + f"  {'time':>11}  line")
     for h in hotspots:
         where = f"{_where(h.file, cwd)}:{h.line}"
@@ -231,7 +230,7 @@ def hotspot_table(hotspots: list[Hotspot], cwd: str) -> list[str]:
         out.append(f"{cells}  {_ms(h.time_s):>11}  {where}  {_ascii(h.text)[:60]}")
     out.append("")
     out.append(f"Ranked by {analysis.KIND_LABEL[ranked_by]}; time is that column's. Shares are of:")
-    if ranked_by != analysis.WALL and any(analysis.WALL in h.cells for h in hotspots):
+    if ranked_by != analysis.WALL and any(analysis.WALL in h.columns for h in hotspots):
         out.insert(
             -1, f"(wall time has fewer than {analysis.MIN_TICKS} samples: too short a run to rank by it)"
         )
@@ -249,51 +248,50 @@ def compiler_lines(hotspots: list[Hotspot], cwd: str, thresholds: Thresholds) ->
     return out
 
 
-def error_lines(doc: dict[str, Any], cwd: str) -> list[str]:
-    error = analysis.first_error(doc)
-    if error is None:
+def error_lines(doc: Document, cwd: str) -> list[str]:
+    failed = analysis.failed_pass(doc)
+    if failed is None or failed.error is None:
         return []
-    out = _section(f"Script failed ({error['status']} in the {error['pass']} pass)")
-    out += error.get("traceback", "").rstrip().splitlines()
-    if error.get("file"):
-        column = error.get("column") or 1
+    error = failed.error
+    out = _section(f"Script failed ({failed.status} in the {failed.name} pass)")
+    out += error.traceback.rstrip().splitlines()
+    if error.file:
         out.append(
-            f"{_where(error['file'], cwd)}:{error['line']}:{column}: error: "
-            f"{error['type']}: {_ascii(error['message'])}"
+            f"{_where(error.file, cwd)}:{error.line}:{error.column or 1}: error: "
+            f"{error.type}: {_ascii(error.message)}"
         )
     return out
 
 
-def verdict_lines(doc: dict[str, Any]) -> list[str]:
-    v = doc.get("verdict")
-    if not v:
+def verdict_lines(doc: Document) -> list[str]:
+    v = doc.verdict
+    if v is None:
         return []
     out = [*_section("CPU-bound or GPU-bound?"), wording.verdict_sentence(v)]
-    if "source" in v:
+    if v.source:
         out.append(
-            f"Busy {v['busy_s']:.3f} s (the union of kernel and copy intervals; {v['device_time_s']:.3f} s "
-            f"of device work in all) against wall time, measured in {v['source']}."
+            f"Busy {v.busy_s:.3f} s (the union of kernel and copy intervals; {v.device_time_s:.3f} s "
+            f"of device work in all) against wall time, measured in {v.source}."
         )
     return out
 
 
-def render(doc: dict[str, Any], thresholds: Thresholds | None = None, cwd: str | None = None) -> str:
+def render(doc: Document, thresholds: Thresholds | None = None, cwd: str | None = None) -> str:
     thresholds = thresholds or Thresholds()
-    cwd = cwd or doc.get("cwd") or os.getcwd()
+    cwd = cwd or doc.cwd or os.getcwd()
     spots = analysis.hotspots(doc, thresholds)
-    typed = Document.from_json(doc)  # the sections read attributes (analysis still reads the JSON)
     lines = [BANNER, ""]
-    lines += environment_lines(typed)
-    lines += sample_lines(typed.pass_named("sample"))
-    lines += cprofile_lines(typed.pass_named("cprofile"), cwd)
-    lines += autograd_lines(typed.pass_named("cpu"), "CPU")
-    lines += autograd_lines(typed.pass_named("cuda"), "CUDA")
+    lines += environment_lines(doc)
+    lines += sample_lines(doc.pass_named("sample"))
+    lines += cprofile_lines(doc.pass_named("cprofile"), cwd)
+    lines += autograd_lines(doc.pass_named("cpu"), "CPU")
+    lines += autograd_lines(doc.pass_named("cuda"), "CUDA")
     lines += verdict_lines(doc)
     lines += error_lines(doc, cwd)
     lines += hotspot_table(spots, cwd)
     lines += ["", *compiler_lines(spots, cwd, thresholds)]
     lines += [
-        f"{_where(d['file'], cwd)}:{d['line']}:1: warning: {wording.disagreement_sentence(d)}"
+        f"{_where(d.file, cwd)}:{d.line}:1: warning: {wording.disagreement_sentence(d)}"
         for d in analysis.found_disagreements(doc)
     ]
     return "\n".join(lines) + "\n"

@@ -7,9 +7,8 @@ form (code lenses); ``verdict_sentence`` the CPU/GPU verdict. ``plain=True`` giv
 
 from __future__ import annotations
 
-from typing import Any
-
 from .analysis import COLUMNS, CPU, DEVICE, KIND_LABEL, PYTHON, SHORT, WAIT, WALL, Hotspot, kernel_label
+from .model import Disagreement, Verdict
 
 
 def ms(seconds: float) -> str:
@@ -21,15 +20,15 @@ def _times(plain: bool) -> str:
 
 
 def ops_text(row: Hotspot, n: int = 3, plain: bool = False) -> str:
-    return ", ".join(f"{o['name']} {_times(plain)}{o['count']}" for o in row.ops[:n])
+    return ", ".join(f"{o.name} {_times(plain)}{o.count}" for o in row.ops[:n])
 
 
 def kernels_text(row: Hotspot, n: int = 3, plain: bool = False) -> str:
-    return ", ".join(f"{kernel_label(k['name'])} {_times(plain)}{k['count']}" for k in row.kernels[:n])
+    return ", ".join(f"{kernel_label(k.name)} {_times(plain)}{k.count}" for k in row.kernels[:n])
 
 
 def _cell_text(row: Hotspot, kind: str, plain: bool) -> str:
-    cell = row.cells[kind]
+    cell = row.columns[kind]
     if kind == WAIT:
         return (
             f"the CPU waited {ms(cell.time_s)} here on the device ({cell.share * 100:.1f}% of the cuda pass)"
@@ -44,7 +43,7 @@ def _cell_text(row: Hotspot, kind: str, plain: bool) -> str:
         text += ": " + ops_text(row, plain=plain)
     if kind == DEVICE and row.kernels:
         text += ": " + kernels_text(row, plain=plain)
-        launchers = [o["name"] for o in row.ops if o.get("self_device_us")]
+        launchers = [o.name for o in row.ops if o.self_device_us]
         if launchers:
             text += " launched by " + ", ".join(launchers[:3])
     return text
@@ -52,20 +51,20 @@ def _cell_text(row: Hotspot, kind: str, plain: bool) -> str:
 
 def message(row: Hotspot, plain: bool = False) -> str:
     """The row's sentence: the ranking column first, then every other column measured."""
-    order = [row.kind, *[k for k in COLUMNS if k != row.kind]] if row.kind in row.cells else list(COLUMNS)
+    order = [row.kind, *[k for k in COLUMNS if k != row.kind]] if row.kind in row.columns else list(COLUMNS)
     parts = []
     for kind in order:
-        if kind not in row.cells or (kind == PYTHON and row.kind != PYTHON):
+        if kind not in row.columns or (kind == PYTHON and row.kind != PYTHON):
             continue
         text = _cell_text(row, kind, plain)
-        if kind == WALL and PYTHON in row.cells and row.cells[PYTHON].share >= 0.0005:  # shows as 0.1%
-            text = text[:-1] + f", {row.cells[PYTHON].share * 100:.1f}% running Python)"
+        if kind == WALL and PYTHON in row.columns and row.columns[PYTHON].share >= 0.0005:  # shows as 0.1%
+            text = text[:-1] + f", {row.columns[PYTHON].share * 100:.1f}% running Python)"
         parts.append(text)
     if not row.ops and row.calls:
-        parts.append("calls " + ", ".join(f"{c['name']} {_times(plain)}{c['count']}" for c in row.calls[:3]))
+        parts.append("calls " + ", ".join(f"{c.name} {_times(plain)}{c.count}" for c in row.calls[:3]))
     text = "; ".join(parts)
     if row.backward and row.forward_lines:
-        text += "; backward of line " + ", ".join(str(f["line"]) for f in row.forward_lines[:3])
+        text += "; backward of line " + ", ".join(str(f.line) for f in row.forward_lines[:3])
     if not row.exact:
         text += f"; somewhere in {row.function}, the profiler cannot name the line"
     if row.opaque:
@@ -75,44 +74,42 @@ def message(row: Hotspot, plain: bool = False) -> str:
 
 def lens(row: Hotspot) -> str:
     """Short: the ranking column, its top op or kernel, the other columns' shares."""
-    if row.kind not in row.cells:  # a line marked for another column (where the CPU waits)
-        kinds = [k for k in (WALL, CPU, DEVICE) if k in row.cells]
-        parts = [f"{SHORT[k]} {row.cells[k].share * 100:.1f}%" for k in kinds]
-        if WAIT in row.cells:
-            parts.insert(0, f"waits {ms(row.cells[WAIT].time_s)} on the device")
+    if row.kind not in row.columns:  # a line marked for another column (where the CPU waits)
+        kinds = [k for k in (WALL, CPU, DEVICE) if k in row.columns]
+        parts = [f"{SHORT[k]} {row.columns[k].share * 100:.1f}%" for k in kinds]
+        if WAIT in row.columns:
+            parts.insert(0, f"waits {ms(row.columns[WAIT].time_s)} on the device")
         return " · ".join(parts)
     head = f"{row.share * 100:.1f}% {SHORT[row.kind]} · {ms(row.time_s)}"
     if row.kind == DEVICE and row.kernels:
         top = row.kernels[0]
-        head += f" · {kernel_label(top['name'])} ×{top['count']}"
+        head += f" · {kernel_label(top.name)} ×{top.count}"
     elif row.ops:
-        head += f" · {row.ops[0]['name']} ×{row.ops[0]['count']}"
+        head += f" · {row.ops[0].name} ×{row.ops[0].count}"
     rest = []
     for kind in (WALL, CPU, DEVICE):
-        if kind != row.kind and kind in row.cells:
-            rest.append(f"{SHORT[kind]} {row.cells[kind].share * 100:.0f}%")
-    if WAIT in row.cells:
-        rest.append(f"waits {ms(row.cells[WAIT].time_s)} on the device")
+        if kind != row.kind and kind in row.columns:
+            rest.append(f"{SHORT[kind]} {row.columns[kind].share * 100:.0f}%")
+    if WAIT in row.columns:
+        rest.append(f"waits {ms(row.columns[WAIT].time_s)} on the device")
     return " · ".join([head, *rest])
 
 
-def verdict_sentence(v: dict[str, Any]) -> str:
+def verdict_sentence(v: Verdict) -> str:
     """The verdict in one line of plain text."""
-    text = (
-        f"{v['bound'].upper()}-bound: the device was busy {v['device_busy_fraction'] * 100:.0f}% "
-        f"of {v['wall_s']:.2f} s"
-    )
-    if v.get("module_loading_s"):
-        text += f" (one-time CUDA module loading, {v['module_loading_s']:.3f} s, set aside)"
-    if v.get("wait_s") is not None:
-        text += f"; the CPU waited {v['wait_s']:.3f} s on the device"
+    busy = f"{v.device_busy_fraction * 100:.0f}%"
+    text = f"{v.bound.upper()}-bound: the device was busy {busy} of {v.wall_s:.2f} s"
+    if v.module_loading_s:
+        text += f" (one-time CUDA module loading, {v.module_loading_s:.3f} s, set aside)"
+    if v.wait_s is not None:
+        text += f"; the CPU waited {v.wait_s:.3f} s on the device"
     return text + "."
 
 
-def disagreement_sentence(d: dict[str, Any]) -> str:
+def disagreement_sentence(d: Disagreement) -> str:
     """A function the passes entered a different number of times (analysis.disagreements)."""
-    counts = ", ".join(f"{n:,} times under {name}" for name, n in d["counts"].items())
-    where = "module-level code" if d["function"] == "<module>" else f"`{d['function']}`"
+    counts = ", ".join(f"{n:,} times under {name}" for name, n in d.counts.items())
+    where = "module-level code" if d.function == "<module>" else f"`{d.function}`"
     return (
         f"passes disagree on call counts: {where} ran {counts}. The script did not do the "
         "same work in each pass (unseeded randomness, the clock, outside data?), so figures "

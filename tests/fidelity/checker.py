@@ -33,6 +33,7 @@ from bottleneck_lsp import analysis, report
 from bottleneck_lsp.jobs import Job, JobSpec
 from bottleneck_lsp.lsp import annotations
 from bottleneck_lsp.lsp.server import _summary
+from bottleneck_lsp.model import Document
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
 TIMING = Path(__file__).resolve().parent / "timing.py"
@@ -151,23 +152,21 @@ def measure_once(script: Path) -> dict[str, Any]:
     return dict(json.loads(line[len("FIDELITY ") :]))
 
 
-def profile(script: Path) -> dict[str, Any]:
+def profile(script: Path) -> Document:
     spec = JobSpec(script=str(script), python=sys.executable, cwd=str(script.parent), passes=PASSES)
     return asyncio.run(Job(spec).run())
 
 
-def reported_lines(doc: dict[str, Any], column: str) -> list[tuple[str, int, float, bool]]:
+def reported_lines(doc: Document, column: str) -> list[tuple[str, int, float, bool]]:
     if column == "wall":
-        part = analysis.pass_named(doc, "sample") or {}
-        return [
-            (x["file"], x["line"], x["wall_share"], True)
-            for x in (part.get("samples") or {}).get("lines", [])
-        ]
-    part = analysis.pass_named(doc, "cpu") or {}
-    return [(x["file"], x["line"], x["cpu_share"], x["exact"]) for x in part.get("lines", [])]
+        sample = doc.pass_named("sample")
+        samples = sample.samples if sample is not None else None
+        return [(x.file, x.line, x.wall_share, True) for x in (samples.lines if samples else [])]
+    cpu = doc.pass_named("cpu")
+    return [(x.file, x.line, x.cpu_share, x.exact) for x in (cpu.lines if cpu else [])]
 
 
-def shown_first(doc: dict[str, Any]) -> tuple[str, int]:
+def shown_first(doc: Document) -> tuple[str, int]:
     """The file and line of the report's first compiler-style line, as the user reads it."""
     rows = analysis.hotspots(doc)
     lines = report.compiler_lines(rows, cwd="/", thresholds=analysis.Thresholds())
@@ -190,7 +189,7 @@ def check(script: Path) -> Outcome:
             p.file = str(script)
     truths: list[dict[str, dict[str, float]]] = []
     runs: dict[str, list[dict[tuple[str, int], tuple[float, bool]]]] = {c: [] for c in COLUMNS}
-    docs: list[dict[str, Any]] = []
+    docs: list[Document] = []
     with single_threaded():
         for _ in range(RUNS):
             # Interleaved, so that a slow spell of the machine falls on both sides alike.
@@ -203,9 +202,9 @@ def check(script: Path) -> Outcome:
             )
             doc = profile(script)
             docs.append(doc)
-            if doc["status"] != "ok":
-                outcome.notes.append(f"engine status {doc['status']}")
-            outcome.disagreements += [f"{d['function']}: {d['counts']}" for d in analysis.disagreements(doc)]
+            if doc.status != "ok":
+                outcome.notes.append(f"engine status {doc.status}")
+            outcome.disagreements += [f"{d.function}: {d.counts}" for d in analysis.disagreements(doc)]
             for column in COLUMNS:
                 found = reported_lines(doc, column)
                 runs[column].append({(f, ln): (share, exact) for f, ln, share, exact in found})
@@ -236,13 +235,13 @@ def check(script: Path) -> Outcome:
     lines.sort(key=lambda x: (-x[2], x[0], x[1]))
     outcome.reported_top = [(f, ln, share) for f, ln, share, _ in lines[:3]]
     if EXPECT_CALL_SITE in header:
-        cpu_parts = [analysis.pass_named(d, "cpu") or {} for d in docs]
-        tops = [part["lines"][0] if part.get("lines") else {} for part in cpu_parts]
-        if not all(top.get("opaque") for top in tops):
+        cpu_parts = [d.pass_named("cpu") for d in docs]
+        tops = [part.lines[0] if part is not None and part.lines else None for part in cpu_parts]
+        if not all(top is not None and top.opaque for top in tops):
             outcome.reported_top = []  # on the call line but not marked: a silent misattribution
             outcome.notes.append("top line not marked as opaque")
-        else:
-            outcome.notes.append(f"reported on the call line, marked: {', '.join(tops[0]['opaque'])}")
+        elif tops[0] is not None:
+            outcome.notes.append(f"reported on the call line, marked: {', '.join(tops[0].opaque)}")
     for f, ln, _share, exact in lines[:3]:
         if not exact:
             outcome.notes.append(f"{os.path.basename(f)}:{ln} reported as not attributable to an exact line")

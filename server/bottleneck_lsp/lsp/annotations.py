@@ -17,6 +17,7 @@ from pygls import uris
 
 from .. import analysis, wording
 from ..analysis import Hotspot, Thresholds
+from ..model import Document, ForwardLink, Function, Pass
 
 SOURCE = "bottleneck"
 ERROR_CODE = "script-error"
@@ -29,8 +30,8 @@ class Annotation:
     line: int  # 0-based
     text: str  # the line's stripped text when profiled ("" when unknown)
     row: Hotspot | None = None  # the line's row: every column measured
-    error: dict[str, Any] | None = None
-    function: dict[str, Any] | None = None  # a hot function's def line (cProfile)
+    failed: Pass | None = None  # the pass where the script failed here (its ``error``)
+    function: Function | None = None  # a hot function's def line (cProfile)
     column: int = 0  # 0-based
     # Text that does not depend on where the line is now (lens title, a diagnostic's body),
     # made once: edits move annotations, and a file may hold thousands of them. Shared
@@ -45,7 +46,7 @@ class Annotation:
             line,
             self.text,
             self.row,
-            self.error,
+            self.failed,
             self.function,
             self.column,
             self.memo,
@@ -68,10 +69,10 @@ def _line_text(path: str, line: int) -> str:
     return ""
 
 
-def build(doc: dict[str, Any], thresholds: Thresholds) -> list[Annotation]:
+def build(doc: Document, thresholds: Thresholds) -> list[Annotation]:
     """Every annotation for one result: hot lines (one per line, the rows that pass the
     thresholds), hot functions, the script's error."""
-    script = doc["script"]
+    script = doc.script
     out = [
         Annotation(
             script,
@@ -85,28 +86,18 @@ def build(doc: dict[str, Any], thresholds: Thresholds) -> list[Annotation]:
         if row.line >= 1  # a position the editor can show
     ]
     for func in analysis.hot_functions(doc, thresholds):
-        out.append(
-            Annotation(
-                script,
-                _uri(func["file"]),
-                func["line"] - 1,
-                _line_text(func["file"], func["line"]),
-                function=func,
-            )
-        )
-    error = analysis.first_error(doc)
-    if error and error.get("file") and error.get("line"):
-        out.append(
-            Annotation(
-                script,
-                _uri(error["file"]),
-                error["line"] - 1,
-                _line_text(error["file"], error["line"]),
-                error=error,
-                column=max((error.get("column") or 1) - 1, 0),
-            )
-        )
+        out.append(_at(script, func.file, func.line, function=func))
+    failed = analysis.failed_pass(doc)
+    error = failed.error if failed is not None else None
+    if error is not None and error.file and error.line:
+        column = max((error.column or 1) - 1, 0)
+        out.append(_at(script, error.file, error.line, failed=failed, column=column))
     return out
+
+
+def _at(script: str, file: str, line: int, **what: Any) -> Annotation:
+    """An annotation on a line that has no row (a hot function, an error)."""
+    return Annotation(script, _uri(file), line - 1, _line_text(file, line), **what)
 
 
 _ERROR = int(types.DiagnosticSeverity.Error)
@@ -132,7 +123,7 @@ def _row_json(row: Hotspot) -> str:
     extra = ('"exact":false,' if not row.exact else "") + ('"backward":true,' if row.backward else "")
     cells = ",".join(
         f'{_quote(kind)}:{{"share":{_float(float(c.share))},"timeS":{_float(round(float(c.time_s), 6))}}}'
-        for kind, c in row.cells.items()
+        for kind, c in row.columns.items()
     )
     return (
         f'{{"rankedBy":{_quote(row.kind)},{extra}"share":{_float(float(row.share))},'
@@ -140,9 +131,9 @@ def _row_json(row: Hotspot) -> str:
     )
 
 
-def _link_message(link: dict[str, Any]) -> str:
-    text = f"forward line whose backward costs {link['backward_cpu_us'] / 1000:.1f} ms of CPU time"
-    device_us = link.get("backward_device_us") or 0.0
+def _link_message(link: ForwardLink) -> str:
+    text = f"forward line whose backward costs {link.backward_cpu_us / 1000:.1f} ms of CPU time"
+    device_us = link.backward_device_us
     if device_us:
         text += f" and {device_us / 1000:.1f} ms on the device"
     return text + " here"
@@ -155,17 +146,17 @@ def diagnostic(a: Annotation, thresholds: Thresholds) -> str | None:
     thousands of hot lines publishes them in one message, and objects, their conversion and
     a generic encoder cost several times this (see ``server.publish``).
     """
-    if a.error is not None:
-        err = a.error
-        width = 1 if err["type"] == "SyntaxError" else max(len(a.text), 1)
+    if a.failed is not None and a.failed.error is not None:
+        err = a.failed.error
+        width = 1 if err.type == "SyntaxError" else max(len(a.text), 1)
         return json.dumps(
             {
                 "range": _range(a.line, a.column, a.column + width),
-                "message": f"{err['type']}: {err['message']} (in the {err['pass']} pass)",
+                "message": f"{err.type}: {err.message} (in the {a.failed.name} pass)",
                 "severity": _ERROR,
                 "source": SOURCE,
                 "code": ERROR_CODE,
-                "data": {"script": a.script, "status": err["status"]},
+                "data": {"script": a.script, "status": a.failed.status},
             },
             separators=(",", ":"),
         )
@@ -191,7 +182,7 @@ def _diagnostic_body(row: Hotspot, thresholds: Thresholds) -> str:
         related = ',"relatedInformation":' + json.dumps(
             [
                 {
-                    "location": {"uri": _uri(f["file"]), "range": _range(f["line"] - 1, 0, 0)},
+                    "location": {"uri": _uri(f.file), "range": _range(f.line - 1, 0, 0)},
                     "message": _link_message(f),
                 }
                 for f in row.forward_lines
@@ -216,12 +207,12 @@ def lens_title(a: Annotation) -> str:
 def _lens_title(a: Annotation) -> str:
     if a.function is not None:
         f = a.function
-        return f"tottime {f['tottime_s']:.2f} s · cumtime {f['cumtime_s']:.2f} s · {f['ncalls']} calls"
+        return f"tottime {f.tottime_s:.2f} s · cumtime {f.cumtime_s:.2f} s · {f.ncalls} calls"
     return wording.lens(a.row) if a.row is not None else ""
 
 
 def code_lens(a: Annotation) -> types.CodeLens | None:
-    if a.error is not None:
+    if a.failed is not None:
         return None
     return types.CodeLens(
         range=types.Range(types.Position(a.line, 0), types.Position(a.line, 0)),
@@ -229,24 +220,24 @@ def code_lens(a: Annotation) -> types.CodeLens | None:
     )
 
 
-def hover(annotations: list[Annotation], doc: dict[str, Any] | None) -> str:
+def hover(annotations: list[Annotation], doc: Document | None) -> str:
     """Markdown: a table row per pass for this line, and the CPU/GPU verdict."""
     rows = []
     notes = []
     for a in annotations:
-        if a.error is not None:
-            notes.append(f"**{a.error['type']}**: {a.error['message']}")
+        if a.failed is not None and a.failed.error is not None:
+            notes.append(f"**{a.failed.error.type}**: {a.failed.error.message}")
         if a.function is not None:
             f = a.function
             notes.append(
-                f"`{f['function']}`: {f['ncalls']} calls, tottime {f['tottime_s']:.3f} s, "
-                f"cumtime {f['cumtime_s']:.3f} s ({f['share'] * 100:.1f}% of the cProfile pass)"
+                f"`{f.function}`: {f.ncalls} calls, tottime {f.tottime_s:.3f} s, "
+                f"cumtime {f.cumtime_s:.3f} s ({f.share * 100:.1f}% of the cProfile pass)"
             )
         row = a.row
         if row is None:
             continue
         for kind in analysis.COLUMNS:
-            cell = row.cells.get(kind)
+            cell = row.columns.get(kind)
             if cell is None:
                 continue
             mark = " (ranked by)" if kind == row.kind else ""
@@ -257,16 +248,14 @@ def hover(annotations: list[Annotation], doc: dict[str, Any] | None) -> str:
         if row.ops:
             notes.append(
                 f"Ops from this line ({row.count} calls): "
-                + ", ".join(
-                    f"`{o['name']}` ×{o['count']} ({o['self_cpu_us'] / 1000:.1f} ms)" for o in row.ops[:5]
-                )
+                + ", ".join(f"`{o.name}` ×{o.count} ({o.self_cpu_us / 1000:.1f} ms)" for o in row.ops[:5])
                 + "."
             )
         if row.kernels:
             notes.append(
                 "Device work launched here: "
                 + ", ".join(
-                    f"`{analysis.kernel_label(k['name'])}` ×{k['count']} ({k['device_us'] / 1000:.1f} ms)"
+                    f"`{analysis.kernel_label(k.name)}` ×{k.count} ({k.device_us / 1000:.1f} ms)"
                     for k in row.kernels[:5]
                 )
                 + "."
@@ -274,15 +263,11 @@ def hover(annotations: list[Annotation], doc: dict[str, Any] | None) -> str:
         if row.calls:
             notes.append(
                 "Calls from this line (cProfile): "
-                + ", ".join(
-                    f"`{c['name']}` ×{c['count']} ({c['cumtime_s'] * 1000:.1f} ms)" for c in row.calls[:5]
-                )
+                + ", ".join(f"`{c.name}` ×{c.count} ({c.cumtime_s * 1000:.1f} ms)" for c in row.calls[:5])
                 + "."
             )
         if row.backward and row.forward_lines:
-            links = ", ".join(
-                f"[line {f['line']}]({_uri(f['file'])}#L{f['line']})" for f in row.forward_lines[:5]
-            )
+            links = ", ".join(f"[line {f.line}]({_uri(f.file)}#L{f.line})" for f in row.forward_lines[:5])
             notes.append(f"Backward work for forward {links}.")
         if not row.exact:
             notes.append(f"Inside `{row.function}`; the profiler cannot name the exact line.")
@@ -291,13 +276,13 @@ def hover(annotations: list[Annotation], doc: dict[str, Any] | None) -> str:
         out += ["", "| column | share | time | share of |", "| --- | --- | --- | --- |", *rows]
     if notes:
         out += ["", *notes]
-    verdict = doc.get("verdict") if doc else None
-    if verdict:
+    verdict = doc.verdict if doc is not None else None
+    if verdict is not None:
         sentence = wording.verdict_sentence(verdict)
         bound, _, rest = sentence.partition(":")
         out += ["", f"**{bound}**:{rest}"]
-        if verdict.get("pass"):
-            out.append(f"Measured in the {verdict['pass']} pass.")
-    if doc:
-        out += ["", f"Profiled {os.path.basename(doc['script'])} at {doc.get('created', '?')}."]
+        if verdict.pass_:
+            out.append(f"Measured in the {verdict.pass_} pass.")
+    if doc is not None:
+        out += ["", f"Profiled {os.path.basename(doc.script)} at {doc.created or '?'}."]
     return "\n".join(out)

@@ -34,6 +34,7 @@ from pygls.protocol import LanguageServerProtocol
 from .. import __version__, analysis, report
 from ..contract import PASSES
 from ..jobs import Job, JobError, JobEvent, JobSpec
+from ..model import Document
 from . import annotations as notes
 from . import auth, tracking, transport
 from .auth import Gate
@@ -77,7 +78,7 @@ class Running:
 class State:
     settings: Settings = field(default_factory=Settings)
     running: dict[str, Running] = field(default_factory=dict)  # script path -> job
-    results: dict[str, dict[str, Any]] = field(default_factory=dict)  # script path -> doc
+    results: dict[str, Document] = field(default_factory=dict)  # script path -> its result
     last_script: str | None = None
     annotations: dict[str, list[notes.Annotation]] = field(default_factory=dict)  # uri -> list
     report_dir: str | None = None
@@ -195,7 +196,7 @@ class BottleneckServer(LanguageServer):
             except Exception as exc:  # noqa: BLE001 - a client's refusal is not our failure
                 log.debug("codeLens refresh failed: %s", exc)
 
-    def replace_results(self, script: str, doc: dict[str, Any] | None) -> list[notes.Annotation]:
+    def replace_results(self, script: str, doc: Document | None) -> list[notes.Annotation]:
         """Drop the script's old annotations, add the new ones, publish what changed;
         returns the new ones.
 
@@ -210,7 +211,7 @@ class BottleneckServer(LanguageServer):
             if enabled:
                 gc.enable()
 
-    def _replace_results(self, script: str, doc: dict[str, Any] | None) -> list[notes.Annotation]:
+    def _replace_results(self, script: str, doc: Document | None) -> list[notes.Annotation]:
         state = self.state
         added: list[notes.Annotation] = []
         touched = set()
@@ -304,14 +305,14 @@ def _workspace_folder_of(ls: BottleneckServer, path: str) -> str | None:
     return best
 
 
-def _summary(doc: dict[str, Any], added: list[notes.Annotation]) -> str:
+def _summary(doc: Document, added: list[notes.Annotation]) -> str:
     """One line: how the run ended, its top line (the first row of the one ranking: the
     same line the CLI prints first), the verdict."""
-    name = os.path.basename(doc["script"])
-    if doc["status"] not in ("ok",):
-        head = f"{name}: {doc['status']}"
-        if doc.get("exit_code") not in (None, 0):
-            head += f" (exit code {doc['exit_code']})"
+    name = os.path.basename(doc.script)
+    if doc.status != "ok":
+        head = f"{name}: {doc.status}"
+        if doc.exit_code not in (None, 0):
+            head += f" (exit code {doc.exit_code})"
     else:
         head = f"{name}: done"
     rows = [a.row for a in added if a.row is not None]
@@ -323,11 +324,9 @@ def _summary(doc: dict[str, Any], added: list[notes.Annotation]) -> str:
         )
     else:
         head += "; no hot line in your files"
-    verdict = doc.get("verdict")
-    if verdict:
-        head += (
-            f"; {verdict['bound'].upper()}-bound (device busy {verdict['device_busy_fraction'] * 100:.0f}%)"
-        )
+    verdict = doc.verdict
+    if verdict is not None:
+        head += f"; {verdict.bound.upper()}-bound (device busy {verdict.device_busy_fraction * 100:.0f}%)"
     if analysis.found_disagreements(doc):
         head += "; passes disagree on call counts (seed the script: see the report)"
     return head
@@ -365,7 +364,7 @@ async def _run(ls: BottleneckServer, script: str, running: Running) -> dict[str,
             )
         elif event.kind == "pass_end":
             ls.log(f"{os.path.basename(script)}: pass {event.pass_name} ended: {event.status}")
-            if event.doc is not None and event.index + 1 < event.total and event.doc["status"] == "ok":
+            if event.doc is not None and event.index + 1 < event.total and event.doc.status == "ok":
                 # Progressive: the hot lines as the passes so far have them (the sample pass
                 # runs first, at about the script's own speed); later passes refine them.
                 added = ls.replace_results(script, event.doc)
@@ -408,21 +407,22 @@ async def _run(ls: BottleneckServer, script: str, running: Running) -> dict[str,
             f"after the job ended (runner exited, result read at {runner_done_at})"
         )
         await ls.refresh_lenses()
-        kind = types.MessageType.Info if doc["status"] == "ok" else types.MessageType.Error
+        kind = types.MessageType.Info if doc.status == "ok" else types.MessageType.Error
         skipped = [
-            f"{p['name']} pass skipped: {p['skip_reason']}"
-            for p in doc["passes"]
-            if p["status"] == "skipped" and doc["status"] == "ok"
+            f"{p.name} pass skipped: {p.skip_reason}"
+            for p in doc.passes
+            if p.status == "skipped" and doc.status == "ok"
         ]
         if skipped:
             ls.tell(f"{ended}; " + "; ".join(skipped), types.MessageType.Warning)
-        elif doc["status"] == "ok":
+        elif doc.status == "ok":
             ls.log(ended, kind)
         else:
-            error = analysis.first_error(doc)
-            detail = f": {error['type']}: {error['message']}" if error else ""
+            failed = analysis.failed_pass(doc)
+            error = failed.error if failed is not None else None
+            detail = f": {error.type}: {error.message}" if error is not None else ""
             ls.tell(ended + detail, kind)
-        return {"status": doc["status"], "exitCode": doc["exit_code"], "summary": ended}
+        return {"status": doc.status, "exitCode": doc.exit_code, "summary": ended}
     finally:
         if token is not None:
             ls.work_done_progress.end(token, types.WorkDoneProgressEnd(message=ended))
@@ -516,7 +516,7 @@ async def show_report(ls: BottleneckServer, *args: Any) -> dict[str, Any]:
     text = await asyncio.to_thread(report.render, doc, ls.state.settings.thresholds)
     if ls.state.report_dir is None:
         ls.state.report_dir = tempfile.mkdtemp(prefix="bottleneck-lsp-reports-")
-    path = os.path.join(ls.state.report_dir, os.path.basename(doc["script"]) + ".bottleneck.txt")
+    path = os.path.join(ls.state.report_dir, os.path.basename(doc.script) + ".bottleneck.txt")
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as handle:
         handle.write(text)

@@ -165,15 +165,11 @@ def install_exit_hooks(on_hard_exit: Callable[[int], None], on_term: Callable[[]
     """Turn SIGTERM into ``Terminated`` (after calling ``on_term``) and let ``os._exit``
     save results first.
 
-    Both hooks act only in this process: a forked child (a ``multiprocessing`` pool's
-    or a DataLoader's worker, a bare ``os.fork()``) gets, at the fork itself, the process
-    it would have had without us: the SIGTERM handling from before, the real ``os._exit``, and no profile
-    hook (cProfile's or torch's Python tracer: only this process is profiled). A Python
-    signal handler runs between bytecodes only, so a SIGTERM that lands just before a
-    blocking call is never acted on: a pool worker about to wait on its task queue's lock
-    then waited forever, and so did ``Pool.terminate()`` joining it (seen in a CI run and
-    in about 1 of 200 pool shutdowns here, under the autograd pass, whose profile hook
-    runs between the check and the wait).
+    In this process only: a forked child (a pool's or a DataLoader's worker) gets, at the
+    fork, what it would have had without us: the previous SIGTERM handling, the real
+    ``os._exit``, no profile hook. A Python handler runs between bytecodes only, so a
+    worker's SIGTERM landing just before a blocking wait would never be acted on, and
+    ``Pool.terminate()`` would wait for it for ever.
     """
     import signal
 

@@ -93,6 +93,7 @@ fidelity: $(STAMP)
 bench: $(STAMP)
 	$(PY) benchmarks/sampler.py
 	$(PY) benchmarks/engine.py
+	$(PY) benchmarks/first_annotation.py
 	$(PY) benchmarks/lsp_latency.py
 	$(PY) benchmarks/soak.py
 

@@ -22,7 +22,9 @@ SERVER = [os.path.join(os.path.dirname(sys.executable), "bottleneck-lsp"), "serv
 
 
 def runner_pids(marker: str) -> list[int]:
-    """Live runner processes whose command line mentions ``marker``."""
+    """Live runner processes for ``marker``: a fresh runner names it on its command line; a
+    pass forked from a fork server (whose command line is the server's) holds the script
+    open, and so does whatever it forked."""
     found = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -34,9 +36,65 @@ def runner_pids(marker: str) -> list[int]:
                 state = handle.read().rsplit(")", 1)[1].split()[0]
         except OSError:
             continue
-        if "bottleneck_lsp.runner" in cmd and marker in cmd and state != "Z":
+        if "bottleneck_lsp.runner" not in cmd or state == "Z":
+            continue
+        if marker in cmd or any(marker in target for target in _open_files(entry)):
             found.append(int(entry))
     return found
+
+
+def fork_servers(parent: int | None = None) -> list[int]:
+    """Live fork servers (started by ``parent``, when given)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as handle:
+                cmd = handle.read().split(b"\0")
+            with open(f"/proc/{entry}/stat") as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        state, ppid = fields[0], int(fields[1])
+        if b"bottleneck_lsp.runner.forkserver" in cmd and state != "Z" and parent in (None, ppid):
+            found.append(int(entry))
+    return found
+
+
+def our_folders() -> set[str]:
+    """The private folders of jobs and fork servers of this checkout (``runner_folder``)."""
+    package = os.path.realpath(os.path.join(os.path.dirname(__file__), "..", "server", "bottleneck_lsp"))
+    found = set()
+    for name in os.listdir(tempfile.gettempdir()):
+        path = os.path.join(tempfile.gettempdir(), name)
+        link = os.path.join(path, "bottleneck_lsp")
+        if name.startswith("bottleneck-lsp-") and os.path.islink(link) and os.path.realpath(link) == package:
+            found.add(path)
+    return found
+
+
+def gone(pid: int) -> bool:
+    """The process ended (or is a zombie, waiting to be collected)."""
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True
+
+
+def _open_files(pid: str) -> list[str]:
+    try:
+        names = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return []
+    out = []
+    for name in names:
+        try:
+            out.append(os.readlink(f"/proc/{pid}/fd/{name}"))
+        except OSError:
+            continue
+    return out
 
 
 def _free_port() -> int:

@@ -20,7 +20,7 @@ import torch
 
 from bottleneck_lsp.jobs import Job, JobEvent, JobSpec
 from helpers import SCRIPTS, marker_line, run_job, typed
-from lsp_helpers import runner_pids
+from lsp_helpers import our_folders, runner_pids
 
 
 def cli(*args: str, cwd: str | None = None, timeout: float = 300) -> subprocess.CompletedProcess[bytes]:
@@ -249,12 +249,17 @@ def test_the_recording_stops_before_memory_runs_out() -> None:
     del hoard
 
 
-@pytest.mark.parametrize(("script", "processes"), [("forever.py", 1), ("forever_child.py", 2)])
-def test_killing_the_cli_takes_its_runner_along(script: str, processes: int) -> None:
+@pytest.mark.parametrize(
+    ("script", "processes", "fork"),
+    [("forever.py", 1, True), ("forever_child.py", 2, True), ("forever_child.py", 2, False)],
+)
+def test_killing_the_cli_takes_its_runner_along(script: str, processes: int, fork: bool) -> None:
     # forever_child.py's worker is not a daemon: a runner that ended as the interpreter
     # does would join it, forever, once its parent was gone.
+    before = our_folders()
+    options = [] if fork else ["--no-fork"]
     proc = subprocess.Popen(
-        [sys.executable, "-m", "bottleneck_lsp", "--passes", "cpu", str(SCRIPTS / script)],
+        [sys.executable, "-m", "bottleneck_lsp", *options, "--passes", "cpu", str(SCRIPTS / script)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -268,10 +273,11 @@ def test_killing_the_cli_takes_its_runner_along(script: str, processes: int) -> 
         proc.kill()  # SIGKILL: the CLI cannot clean up; the runner must notice by itself
         proc.wait()
     for _ in range(300):
-        if not runner_pids(script):
+        if not runner_pids(script) and not our_folders() - before:
             break
         time.sleep(0.1)
     assert runner_pids(script) == []
+    assert our_folders() - before == set()  # the job's private folder went with it
 
 
 def _no_internal_traceback(result: subprocess.CompletedProcess[bytes]) -> None:

@@ -1,7 +1,7 @@
-"""The pass after cProfile is started while cProfile runs, so that its interpreter's
-start-up (import torch, 2-3 s) overlaps the cProfile pass (issue 7). It waits, start-up done,
-until its turn: it must run nothing of the script before that, and go away when its pass
-will not run."""
+"""Without a fork server (``--no-fork``), the pass after cProfile is started while
+cProfile runs, so that its interpreter's start-up (import torch, 2-3 s) overlaps the
+cProfile pass (issue 7). It waits, start-up done, until its turn: it must run nothing of
+the script before that, and go away when its pass will not run."""
 
 from __future__ import annotations
 
@@ -24,11 +24,11 @@ def run(spec: JobSpec) -> dict[str, Any]:
 
 
 def test_the_pass_after_cprofile_starts_ahead_and_attributes_as_without() -> None:
-    ahead = run_job("fn_call.py", passes=("cprofile", "cpu"))
+    ahead = run_job("fn_call.py", passes=("cprofile", "cpu"), fork=False)
     assert ahead["status"] == "ok"
     assert "prestarted" not in part(ahead, "cprofile")
     assert part(ahead, "cpu")["prestarted"]["waited_s"] >= 0
-    alone = run_job("fn_call.py", passes=("cprofile", "cpu"), prestart=False)
+    alone = run_job("fn_call.py", passes=("cprofile", "cpu"), prestart=False, fork=False)
     assert "prestarted" not in part(alone, "cpu")
     hot = marker_line("fn_call.py")
     assert part(ahead, "cpu")["lines"][0]["line"] == part(alone, "cpu")["lines"][0]["line"] == hot
@@ -39,7 +39,9 @@ def test_a_runner_started_ahead_runs_nothing_when_its_pass_is_skipped(tmp_path: 
     script.write_text(
         "import sys\nwith open('runs.txt', 'a') as f:\n    f.write('ran\\n')\nsys.exit(3)\n", encoding="utf-8"
     )
-    spec = JobSpec(script=str(script), python=sys.executable, cwd=str(tmp_path), passes=("cprofile", "cpu"))
+    spec = JobSpec(
+        script=str(script), python=sys.executable, cwd=str(tmp_path), passes=("cprofile", "cpu"), fork=False
+    )
     doc = run(spec)
     assert part(doc, "cprofile")["status"] == "exit"
     cpu = part(doc, "cpu")
@@ -52,7 +54,7 @@ def test_a_runner_started_ahead_runs_nothing_when_its_pass_is_skipped(tmp_path: 
 def test_stopping_during_cprofile_takes_the_waiting_runner_too(tmp_path: Path) -> None:
     script = tmp_path / "loops_for_ever.py"
     script.write_text("import torch\nx = torch.randn(64, 64)\nwhile True:\n    y = x @ x\n", encoding="utf-8")
-    spec = JobSpec(script=str(script), python=sys.executable, passes=("cprofile", "cpu"))
+    spec = JobSpec(script=str(script), python=sys.executable, passes=("cprofile", "cpu"), fork=False)
 
     async def scenario() -> tuple[dict[str, Any], int]:
         job = Job(spec)

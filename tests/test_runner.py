@@ -18,9 +18,11 @@ def introspect(doc: dict) -> dict:
     return json.loads(line[len("INTROSPECT ") :])
 
 
-def test_script_sees_its_own_argv_path_name_cwd_and_empty_stdin(tmp_path) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize("fork", [True, False], ids=["forked", "fresh"])
+def test_script_sees_its_own_argv_path_name_cwd_and_empty_stdin(tmp_path, fork: bool) -> None:  # type: ignore[no-untyped-def]
     before = os.environ.get("PYTHONPATH")
-    doc = run_job("introspect.py", "a", "b c", passes=("cprofile",), cwd=str(tmp_path))
+    doc = run_job("introspect.py", "a", "b c", passes=("cprofile",), cwd=str(tmp_path), fork=fork)
+    assert doc["passes"][0]["warm"] is fork
     seen = introspect(doc)
     script = str(SCRIPTS / "introspect.py")
     assert seen["argv"] == [script, "a", "b c"]
@@ -29,14 +31,20 @@ def test_script_sees_its_own_argv_path_name_cwd_and_empty_stdin(tmp_path) -> Non
     assert seen["cwd"] == str(tmp_path)
     assert seen["stdin"] == ""
     assert seen["pythonpath"] == before
+    assert seen["nvml_check"] == os.environ.get("PYTORCH_NVML_BASED_CUDA_CHECK")  # the fork server's own
     assert not any("bottleneck-lsp-" in p for p in seen["path"])
 
 
-def test_each_pass_runs_in_a_fresh_process() -> None:
-    doc = run_job("introspect.py", passes=("cprofile", "cpu"))
-    assert [p["name"] for p in doc["passes"]] == ["cprofile", "cpu"]
-    assert all(p["status"] == "ok" and p["warm"] is False for p in doc["passes"])
-    assert all("INTROSPECT" in p["output_tail"]["stdout"] for p in doc["passes"])
+@pytest.mark.parametrize("fork", [True, False], ids=["forked", "fresh"])
+def test_each_pass_runs_in_a_process_of_its_own(fork: bool) -> None:
+    doc = run_job("introspect.py", passes=("sample", "cprofile", "cpu"), fork=fork)
+    assert [p["name"] for p in doc["passes"]] == ["sample", "cprofile", "cpu"]
+    assert all(p["status"] == "ok" and p["warm"] is fork for p in doc["passes"])
+    pids = []
+    for part in doc["passes"]:
+        line = next(x for x in part["output_tail"]["stdout"].splitlines() if x.startswith("INTROSPECT "))
+        pids.append(json.loads(line[len("INTROSPECT ") :])["pid"])
+    assert len(set(pids)) == 3 and os.getpid() not in pids
 
 
 def test_environment_summary() -> None:

@@ -86,10 +86,16 @@ def add_profile_arguments(parser: argparse.ArgumentParser) -> None:
         "Apart from it, recording stops when the process grows by a third of the memory available",
     )
     parser.add_argument(
+        "--no-fork",
+        action="store_true",
+        help="start a fresh interpreter for each pass (default: one fork server imports torch "
+        "once and every pass is forked from it, on Linux and macOS)",
+    )
+    parser.add_argument(
         "--no-prestart",
         action="store_true",
-        help="start each pass's interpreter only when the previous pass has ended (default: the "
-        "pass after cprofile starts while cprofile runs, and waits, so its start-up overlaps)",
+        help="with --no-fork: start each pass's interpreter only when the previous pass has ended "
+        "(default: the pass after cprofile starts while cprofile runs, and waits, so its start-up overlaps)",
     )
     parser.add_argument(
         "--save-raw",
@@ -139,6 +145,7 @@ def run_profile(ns: argparse.Namespace) -> int:
         timeout=ns.timeout,
         exact_lines=not ns.no_exact_lines,
         event_budget=ns.event_budget,
+        fork=not ns.no_fork,
         prestart=not ns.no_prestart,
         save_raw=ns.save_raw,
     )

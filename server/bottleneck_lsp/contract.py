@@ -27,9 +27,11 @@ PASS_STATUSES = frozenset(
     {"ok", "exit", "error", "syntax_error", "timeout", "cancelled", "terminated", "crashed", "skipped"}
 )
 # A pass ending so: the later passes are skipped (the script cannot run, or was stopped).
-STOPPING_STATUSES = frozenset({"syntax_error", "timeout", "cancelled", "crashed", "terminated"})
+# A crash is not among them: it may be the pass's own (memory, a profiler fault).
+STOPPING_STATUSES = frozenset({"syntax_error", "timeout", "cancelled", "terminated"})
 
 RUNNER_MODULE = "bottleneck_lsp.runner"
+FORKSERVER_MODULE = "bottleneck_lsp.runner.forkserver"  # forks runners: start-up paid once
 # The user's own PYTHONPATH, kept here while the runner's folder leads the path.
 ORIGINAL_PYTHONPATH = "BOTTLENECK_LSP_ORIGINAL_PYTHONPATH"
 
@@ -74,8 +76,11 @@ class RunnerArgs:
     args: list[str] = field(default_factory=list)  # the script's arguments
 
     def argv(self, python: str) -> list[str]:
-        cmd = [python, "-m", RUNNER_MODULE, "--pass", self.pass_name, "--script", self.script]
-        cmd += ["--out", self.out, "--cwd", self.cwd]
+        return [python, "-m", RUNNER_MODULE, *self.options()]
+
+    def options(self) -> list[str]:
+        """The command line after the module's name (what a fork server's child parses)."""
+        cmd = ["--pass", self.pass_name, "--script", self.script, "--out", self.out, "--cwd", self.cwd]
         if self.strip_path is not None:
             cmd += ["--strip-path", self.strip_path]
         for root in self.roots:

@@ -11,17 +11,15 @@ from __future__ import annotations
 import datetime as _dt
 import os
 import shutil
+import signal
 import sys
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any
 
 from . import __version__, analysis
 from .contract import (
     DEVICE_PASSES,
-    ORIGINAL_PYTHONPATH,
     PASSES,
     RAW_PASSES,
     SCHEMA_NAME,
@@ -32,10 +30,9 @@ from .contract import (
     no_cuda_reason,
     unknown_passes,
 )
+from .forks import ForkServer, ForkServerError, environ, runner_folder
 from .model import Document, Environment, ModelError, Pass, ScriptError, Tool
-from .process import RunnerProcess
-
-_PACKAGE_DIR = Path(__file__).resolve().parent
+from .process import RunnerProcess, kill_group
 
 
 class JobError(Exception):
@@ -53,7 +50,8 @@ class JobSpec:
     timeout: float | None = None  # per pass, seconds
     exact_lines: bool = True
     event_budget: int = 250_000  # torch calls recorded per autograd pass; 0: no bound
-    prestart: bool = True  # start the pass after cprofile while cprofile runs (see _run)
+    fork: bool = True  # fork every pass from one fork server: start-up paid once (forks.py)
+    prestart: bool = True  # without a fork server: start the pass after cprofile while cprofile runs
     save_raw: str | None = None  # a folder: each profiler pass writes its raw recording there (RAW_PASSES)
 
 
@@ -113,17 +111,15 @@ def validate(spec: JobSpec) -> JobSpec:
             ) from None
         if not os.access(save_raw, os.W_OK | os.X_OK):
             raise JobError(f"The folder for raw recordings is not writable: {spec.save_raw}")
-    return JobSpec(
+    return replace(  # every other field as given
+        spec,
         script=script,
         args=tuple(spec.args),
         python=_resolve_python(spec.python),
         cwd=cwd,
         roots=tuple(os.path.abspath(r) for r in spec.roots),
         passes=passes,
-        timeout=spec.timeout,
-        exact_lines=spec.exact_lines,
         event_budget=max(spec.event_budget, 0),
-        prestart=spec.prestart,
         save_raw=save_raw,
     )
 
@@ -131,13 +127,28 @@ def validate(spec: JobSpec) -> JobSpec:
 class Job:
     """One profiling job. ``await run()`` returns the result document."""
 
-    def __init__(self, spec: JobSpec, on_event: Callable[[JobEvent], None] | None = None) -> None:
+    def __init__(
+        self,
+        spec: JobSpec,
+        on_event: Callable[[JobEvent], None] | None = None,
+        forks: ForkServer | None = None,
+    ) -> None:
+        """``forks``: a fork server kept warm by the caller, for ``spec.python``; without
+        one (and with ``spec.fork``) the job starts its own and ends it when it ends."""
         self.spec = validate(spec)
         self.on_event = on_event or (lambda event: None)
+        self._forks = forks
+        self._owns_forks = False
+        self._fork_note = ""
         self._running: RunnerProcess | None = None
         self._waiting: RunnerProcess | None = None  # started ahead of its turn, not yet running
         self._discarded: list[RunnerProcess] = []
         self._stopped = False
+
+    def use_forks(self, forks: ForkServer | None) -> None:
+        """Fork the passes from this server (kept warm by the caller), before ``run``."""
+        if forks is not None:
+            self._forks = forks
 
     # -- control ---------------------------------------------------------------------
     def stop(self) -> None:
@@ -154,6 +165,8 @@ class Job:
         self._discard_waiting()
         if self._running is not None:
             self._running.kill()
+        if self._owns_forks and self._forks is not None:
+            kill_group(self._forks.proc.pid, signal.SIGKILL)
 
     # -- running ---------------------------------------------------------------------
     async def run(self) -> Document:
@@ -173,9 +186,9 @@ class Job:
             status="ok",
         )
         planned = list(spec.passes or PASSES)
-        workdir = tempfile.mkdtemp(prefix="bottleneck-lsp-")
+        workdir = runner_folder()
         try:
-            os.symlink(_PACKAGE_DIR, os.path.join(workdir, _PACKAGE_DIR.name))
+            await self._start_forks()
             stop_reason = ""
             for index, name in enumerate(planned):
                 part = self._skip_reason(name, doc, stop_reason)
@@ -187,6 +200,9 @@ class Job:
                     raw = await self._run_pass(name, workdir, index == 0, following)
                     part, environment = _typed(name, raw)
                     doc.environment = environment or doc.environment
+                    if self._fork_note:
+                        part.notes.append(self._fork_note)
+                        self._fork_note = ""
                 if not part.omit:
                     doc.passes.append(part)
                 stop_reason = stop_reason or _stop_reason(part)
@@ -199,6 +215,8 @@ class Job:
             for gone in self._discarded:
                 await gone.reap()
             self._discarded.clear()
+            if self._owns_forks and self._forks is not None:
+                await self._forks.close()
             shutil.rmtree(workdir, ignore_errors=True)
         return analysis.conclude(doc)
 
@@ -233,8 +251,22 @@ class Job:
         finally:
             self._running = None
 
+    async def _start_forks(self) -> None:
+        if self._forks is not None or not self.spec.fork:
+            return
+        try:
+            self._forks = await ForkServer.start(self.spec.python)
+            self._owns_forks = True
+        except ForkServerError as exc:
+            self._fork_note = f"each pass started its own interpreter (no fork server: {exc})"
+
+    def _forking(self) -> ForkServer | None:
+        return self._forks if self._forks is not None and not self._forks.gone else None
+
     def _may_prestart(self, name: str) -> bool:
-        return self.spec.prestart and not self._stopped and name not in DEVICE_PASSES
+        return (
+            self.spec.prestart and self._forking() is None and not self._stopped and name not in DEVICE_PASSES
+        )
 
     def _discard_waiting(self) -> None:
         waiting, self._waiting = self._waiting, None
@@ -261,25 +293,26 @@ class Job:
                 return skipped(reason, omit=self.spec.passes is None)
         return None
 
-    def _command(
+    def _runner_args(
         self, name: str, workdir: str, out: str, first: bool, wait_fd: int | None = None
-    ) -> list[str]:
+    ) -> RunnerArgs:
         spec = self.spec
         assert spec.cwd is not None
+        forks = self._forking()
         return RunnerArgs(
             pass_name=name,
             script=spec.script,
             out=out,
             cwd=spec.cwd,
             roots=list(spec.roots),
-            strip_path=workdir,
+            strip_path=forks.workdir if forks is not None else workdir,
             environment=first,
             exact_lines=spec.exact_lines,
             event_budget=spec.event_budget,
             save_raw=self.raw_path(name),
             wait_fd=wait_fd,
             args=list(spec.args),
-        ).argv(spec.python)
+        )
 
     def raw_path(self, name: str) -> str | None:
         """Where the pass writes its raw recording (``--save-raw``), or None."""
@@ -288,30 +321,28 @@ class Job:
         stem = os.path.splitext(os.path.basename(self.spec.script))[0]
         return os.path.join(self.spec.save_raw, f"{stem}.{name}.raw.json.gz")
 
-    def _environ(self, workdir: str) -> dict[str, str]:
-        env = dict(os.environ)
-        original = env.get("PYTHONPATH")
-        env["PYTHONPATH"] = workdir + (os.pathsep + original if original else "")
-        env.pop(ORIGINAL_PYTHONPATH, None)
-        if original is not None:
-            env[ORIGINAL_PYTHONPATH] = original
-        return env
-
     async def _start(self, name: str, workdir: str, first: bool, wait: bool = False) -> RunnerProcess:
         spec = self.spec
         assert spec.cwd is not None
+        out = os.path.join(workdir, f"{name}.json")
 
         def output(stream: str, text: str) -> None:
             self.on_event(JobEvent("output", name, stream=stream, text=text))
 
+        forks = self._forking()
+        if forks is not None:
+            try:
+                options = self._runner_args(name, workdir, out, first).options()
+                return await RunnerProcess.fork(name, forks, options, out, output)
+            except (ForkServerError, OSError) as exc:  # it died: this and later passes start afresh
+                forks.gone = True
+                self._fork_note = f"this pass started its own interpreter (the fork server failed: {exc})"
         return await RunnerProcess.start(
             name,
-            lambda wait_fd: self._command(
-                name, workdir, os.path.join(workdir, f"{name}.json"), first, wait_fd
-            ),
-            os.path.join(workdir, f"{name}.json"),
+            lambda wait_fd: self._runner_args(name, workdir, out, first, wait_fd).argv(spec.python),
+            out,
             spec.cwd,
-            self._environ(workdir),
+            environ(workdir),
             output,
             wait=wait,
         )

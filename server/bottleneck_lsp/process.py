@@ -16,9 +16,12 @@ import os
 import signal
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .contract import environment_file
+
+if TYPE_CHECKING:
+    from .forks import ForkServer
 
 OUTPUT_TAIL_BYTES = 64 * 1024
 KILL_GRACE_S = 15.0  # time for the runner to process and write partial results
@@ -26,6 +29,7 @@ DRAIN_GRACE_S = 10.0  # time for a pass's output to reach its end once its group
 log = logging.getLogger(__name__)
 
 OnOutput = Callable[[str, str], None]  # (stream name, text)
+Reader = asyncio.StreamReader
 
 
 @dataclass
@@ -55,16 +59,42 @@ def kill_group(pid: int, sig: int) -> None:
         pass
 
 
+class Process(Protocol):
+    """What is needed of a runner's process: a subprocess, or a child of a fork server."""
+
+    pid: int
+
+    @property
+    def returncode(self) -> int | None: ...
+
+    async def wait(self) -> int: ...
+
+
 class RunnerProcess:
     """A started runner (see the module's docstring)."""
 
-    def __init__(self, name: str, out: str, proc: asyncio.subprocess.Process, go: int | None) -> None:
+    def __init__(self, name: str, out: str, proc: Process, go: int | None) -> None:
         self.name = name
         self.out = out
         self.proc = proc
         self.tails = {"stdout": Tail(), "stderr": Tail()}
         self._go = go  # write end of the go pipe, for a runner started ahead of its turn
         self._drains: asyncio.Future[Any] | None = None
+
+    def _drain_all(self, stdout: Reader, stderr: Reader, on_output: OnOutput) -> None:
+        self._drains = asyncio.gather(
+            self._drain(stdout, "stdout", on_output), self._drain(stderr, "stderr", on_output)
+        )
+
+    @classmethod
+    async def fork(
+        cls, name: str, server: ForkServer, options: list[str], out: str, on_output: OnOutput
+    ) -> RunnerProcess:
+        """Fork the runner from a fork server (start-up already done there)."""
+        proc, stdout, stderr = await server.spawn(options)
+        started = cls(name, out, proc, None)
+        started._drain_all(stdout, stderr, on_output)
+        return started
 
     @classmethod
     async def start(
@@ -103,10 +133,7 @@ class RunnerProcess:
                 os.close(read_fd)
         started = cls(name, out, proc, go)
         assert proc.stdout is not None and proc.stderr is not None
-        started._drains = asyncio.gather(
-            started._drain(proc.stdout, "stdout", on_output),
-            started._drain(proc.stderr, "stderr", on_output),
-        )
+        started._drain_all(proc.stdout, proc.stderr, on_output)
         return started
 
     async def _drain(self, stream: asyncio.StreamReader, label: str, on_output: OnOutput) -> None:

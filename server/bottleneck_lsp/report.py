@@ -85,7 +85,10 @@ def _status_line(part: Pass) -> str:
         done_first.append(f"torch's compiler stack {startup.import_torch_lazy_s:.2f} s")
     if startup is not None and startup.cuda_init_s is not None:
         done_first.append(f"CUDA init {startup.cuda_init_s:.2f} s")
-    if done_first:
+    if done_first and part.warm:
+        text += "; forked with torch loaded (start-up paid once, by the fork server: "
+        text += ", ".join(done_first) + ")"
+    elif done_first:
         text += "; start-up, not charged to lines: " + ", ".join(done_first)
     for note in part.notes:
         text += f"\nnote: {_ascii(note)}"

@@ -24,6 +24,8 @@ export interface ExtensionSettings {
   codeLens: boolean;
   exactLines: boolean;
   eventBudget: number;
+  keepWarm: boolean;
+  warmIdleMinutes: number;
 }
 
 export const SECTION = "bottleneck";
@@ -54,6 +56,8 @@ const VALID: { [K in keyof ExtensionSettings]: (v: unknown) => v is ExtensionSet
   codeLens: isBool,
   exactLines: isBool,
   eventBudget: count,
+  keepWarm: isBool,
+  warmIdleMinutes: positive,
 };
 
 /** The settings this file reads, in the order of the interface. */
@@ -119,7 +123,7 @@ export function expandFolder(value: string, folder: string | undefined): string 
 /** The server's settings object (its camelCase keys), for initializationOptions and
  * workspace/didChangeConfiguration, from the window's settings (`bottleneck.*` read without a
  * resource). One server serves every workspace folder, so only what is the same for all of
- * them is set here: the thresholds, lenses, exactLines and eventBudget (window-scoped in
+ * them is set here: the thresholds, lenses, exactLines, eventBudget and the warm start (window-scoped in
  * package.json: the server takes them only here), and `python`, the interpreter the server
  * process runs on, as the script's interpreter for requests that name none.
  *
@@ -140,6 +144,8 @@ export function serverSettings(settings: ExtensionSettings, python: string): Rec
     codeLens: settings.codeLens,
     exactLines: settings.exactLines,
     eventBudget: settings.eventBudget,
+    keepWarm: settings.keepWarm,
+    warmIdleMinutes: settings.warmIdleMinutes,
   };
 }
 

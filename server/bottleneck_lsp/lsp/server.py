@@ -39,6 +39,7 @@ from . import annotations as notes
 from . import auth, tracking, transport
 from .auth import Gate
 from .settings import Settings, merge
+from .warm import WarmForks
 from .writer import QueuedWriter
 
 log = logging.getLogger(__name__)
@@ -129,6 +130,7 @@ class BottleneckServer(LanguageServer):
         )
         self.state = State()
         self._pending_publish: dict[str, asyncio.TimerHandle] = {}
+        self.warm = WarmForks(self.log)
 
     # -- capabilities ---------------------------------------------------------------------
     def _caps(self) -> types.ClientCapabilities:
@@ -394,7 +396,15 @@ async def _run(ls: BottleneckServer, script: str, running: Running) -> dict[str,
             future = ls.work_done_progress.tokens.get(token)
             if future is not None:
                 future.add_done_callback(lambda f: job.stop() if f.cancelled() else None)
-        doc = await job.run()
+        keep_warm = ls.state.settings.keep_warm and job.spec.fork
+        if keep_warm:
+            ls.warm.idle_s = ls.state.settings.warm_idle_minutes * 60
+            job.use_forks(await ls.warm.acquire(job.spec.python))
+        try:
+            doc = await job.run()
+        finally:
+            if keep_warm:
+                ls.warm.release(job.spec.python)
         if interim:
             await asyncio.gather(*interim)
         runner_done = time.perf_counter()
@@ -544,7 +554,10 @@ def initialized(ls: BottleneckServer, params: types.InitializedParams) -> None:
 
 @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
 def did_change_configuration(ls: BottleneckServer, params: types.DidChangeConfigurationParams) -> None:
+    before = ls.state.settings
     ls.state.settings = merge(ls.state.settings, params.settings)
+    if ls.state.settings != before:
+        ls.warm.retire("the settings changed")
     if ls.state.settings.problems:
         ls.tell("bottleneck settings: " + "; ".join(ls.state.settings.problems), types.MessageType.Warning)
     for script, doc in list(ls.state.results.items()):
@@ -614,12 +627,14 @@ async def shutdown(ls: BottleneckServer, params: None) -> None:
     ls.stop_all()
     if tasks:
         await asyncio.wait(tasks, timeout=10)
+    await ls.warm.close()
 
 
 def _kill_leftovers() -> None:
     """Last resort at interpreter exit: no runner process group outlives the server."""
     for running in list(server.state.running.values()):
         running.job.kill()
+    server.warm.kill()
 
 
 def serve(

@@ -29,6 +29,8 @@ class Settings:
     code_lens: bool = True
     exact_lines: bool = _JOB.exact_lines
     event_budget: int = _JOB.event_budget
+    keep_warm: bool = True  # keep a fork server per interpreter between profiles (lsp/warm.py)
+    warm_idle_minutes: float = 15.0  # ... until it has been idle this long
     problems: tuple[str, ...] = field(default=(), compare=False)
 
     @property
@@ -49,6 +51,8 @@ _KEYS = {
     "codeLens": "code_lens",
     "exactLines": "exact_lines",
     "eventBudget": "event_budget",
+    "keepWarm": "keep_warm",
+    "warmIdleMinutes": "warm_idle_minutes",
 }
 
 
@@ -76,9 +80,9 @@ def _convert(name: str, value: Any) -> Any:
         if problem:
             raise ValueError(problem)
         return tuple(value)
-    if name == "timeout":
+    if name in ("timeout", "warm_idle_minutes"):
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-            raise ValueError("expected a positive number of seconds")
+            raise ValueError("expected a positive number")
         return float(value)
     if name in ("min_share", "warning_share"):
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:

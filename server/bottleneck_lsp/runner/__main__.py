@@ -132,7 +132,7 @@ class _Run:
         self.files = FileClassifier(roots, search_dirs=[*sys.path, os.getcwd()])
         self.children = script.ChildCounter()
         part = self.part
-        script.install_exit_hooks(self.hard_exit, lambda: _end_group_if_orphaned(self.parent))
+        script.install_exit_hooks(self.hard_exit, lambda: _end_group_if_orphaned(self.parent, ns.out))
         # The environment first, whatever the script is: a report always opens with it,
         # also when the script does not compile or the runner dies (its own file).
         torch, import_s, lazy_s, torch_error = environment.import_torch()
@@ -141,7 +141,7 @@ class _Run:
             "import_torch_lazy_s": round(lazy_s, 6),
             "cuda_init_s": None,
         }
-        part["warm"] = False
+        part["warm"] = environment.PRELOADED is not None  # start-up paid once, by a fork server
         if ns.environment:
             part["environment"] = environment.summarize(torch, torch_error)
             _write(environment_file(ns.out), part["environment"])
@@ -225,11 +225,12 @@ def _records_kernels(torch: Any) -> bool:
         return True
 
 
-def _die_with_parent() -> int:
+def _die_with_parent(parent: int | None = None) -> int:
     """Linux: get SIGTERM when the process that started us dies (a CLI killed with
     SIGKILL, a crashed server), so that no runner outlives it (see
-    ``_end_group_if_orphaned``). Returns the parent's pid."""
-    parent = os.getppid()
+    ``_end_group_if_orphaned``). ``parent``: who started us, when known (a fork server's
+    child may already have been handed to another parent). Returns the parent's pid."""
+    parent = os.getppid() if parent is None else parent
     if not sys.platform.startswith("linux"):
         return parent
     try:
@@ -238,24 +239,29 @@ def _die_with_parent() -> int:
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(1, signal.SIGTERM, 0, 0, 0)  # PR_SET_PDEATHSIG
     except (OSError, AttributeError):
-        return parent
-    if os.getppid() != parent:  # the parent died before prctl took effect
-        os.kill(os.getpid(), signal.SIGTERM)
+        pass
     return parent
 
 
-def _end_group_if_orphaned(parent: int) -> None:
+def _end_group_if_orphaned(parent: int, out: str) -> None:
     """When the CLI or server that started us is gone, nobody will read the results or
-    end what the script left running: the runner's process group (it leads one when they
-    start it) ends at once, the script's workers with it. Ending as the interpreter does
-    could wait forever: its exit joins workers that are not daemons."""
+    end what the script left running: the job's private folder (where ``out`` is) goes,
+    and the runner's process group (it leads one) ends at once, the script's workers with
+    it. Ending as the interpreter does could wait forever: its exit joins workers that are
+    not daemons."""
     if os.getppid() != parent and os.getpgid(0) == os.getpid():
+        import shutil
+
+        shutil.rmtree(os.path.dirname(os.path.abspath(out)), ignore_errors=True)
         os.killpg(os.getpid(), signal.SIGKILL)
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, parent: int | None = None) -> int:
     ns = RunnerArgs.parse(sys.argv[1:] if argv is None else argv)
-    parent = _die_with_parent()
+    parent = _die_with_parent(parent)
+    if os.getppid() != parent:  # it died before the parent-death signal was set
+        _end_group_if_orphaned(parent, ns.out)
+        return 0
     run = _Run(ns, parent)
     try:
         run.run()
@@ -264,7 +270,7 @@ def main(argv: list[str] | None = None) -> int:
         run.conclude()
     if run.forked_child():
         return int(run.part.get("exit_code") or 0)
-    _end_group_if_orphaned(parent)  # a SIGTERM while the results were written was ignored
+    _end_group_if_orphaned(parent, ns.out)  # a SIGTERM while the results were written was ignored
     return 0
 
 

@@ -18,14 +18,21 @@ _RELEVANT = re.compile(
 )
 
 
+# Set in a fork server (``forkserver.py``): what its ``import_torch`` gave, which every
+# pass forked from it inherits instead of importing again.
+PRELOADED: tuple[Any, float, float, str | None] | None = None
+
+
 def import_torch() -> tuple[Any, float, float, str | None]:
     """Import torch, timed: (module or None, seconds, lazy-part seconds, error message).
 
     torch loads its compiler stack (torch._dynamo, with sympy) lazily, at the first
     optimizer step for instance: over a second of import work that would otherwise be
     charged to whichever line of the script triggers it. It is loaded here, as
-    start-up, and reported apart.
+    start-up, and reported apart. In a process forked from a fork server: the server's.
     """
+    if PRELOADED is not None:
+        return PRELOADED
     start = time.perf_counter()
     try:
         import torch

@@ -1,0 +1,266 @@
+"""The host's handle on a runner fork server (``runner/forkserver.py``).
+
+One server per interpreter: it imports torch once, and every pass forked from it starts
+with torch loaded. The CLI starts one per job; the language server may keep one warm
+between jobs (``lsp/warm.py``). Where forking is not available or not safe, ``start``
+raises ``ForkServerError`` and the job starts a fresh process per pass, as before.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import shutil
+import signal
+import socket
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from .contract import FORKSERVER_MODULE, ORIGINAL_PYTHONPATH
+from .process import kill_group
+
+_PACKAGE_DIR = Path(__file__).resolve().parent
+READY_TIMEOUT_S = 300.0  # import torch on a cold disk, a network file system
+GONE_TIMEOUT_S = 5.0
+log = logging.getLogger(__name__)
+
+
+Reader = asyncio.StreamReader
+
+
+class ForkServerError(Exception):
+    """No fork server: why, in a sentence (the job then starts a process per pass)."""
+
+
+def can_fork() -> str | None:
+    """Why passes cannot be forked on this platform, or None."""
+    if not hasattr(os, "fork") or not hasattr(socket, "send_fds"):
+        return "this platform has no fork with descriptor passing"
+    if not (sys.platform.startswith("linux") or sys.platform == "darwin"):
+        return f"forking is not supported on {sys.platform}"
+    return None
+
+
+def environ(workdir: str, base: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment of a runner whose package is found in ``workdir``: that folder
+    leads PYTHONPATH, the user's own PYTHONPATH is kept aside for the script."""
+    env = dict(os.environ if base is None else base)
+    original = env.get("PYTHONPATH")
+    env["PYTHONPATH"] = workdir + (os.pathsep + original if original else "")
+    env.pop(ORIGINAL_PYTHONPATH, None)
+    if original is not None:
+        env[ORIGINAL_PYTHONPATH] = original
+    return env
+
+
+def runner_folder() -> str:
+    """A private folder holding a link to this package: it leads the runner's path."""
+    workdir = tempfile.mkdtemp(prefix="bottleneck-lsp-")
+    os.symlink(_PACKAGE_DIR, os.path.join(workdir, _PACKAGE_DIR.name))
+    return workdir
+
+
+class ForkedProcess:
+    """A pass forked by the server: what ``process.RunnerProcess`` needs of a process."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.returncode: int | None = None
+        self._done: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+
+    async def wait(self) -> int:
+        return await asyncio.shield(self._done)
+
+    def ended(self, status: int) -> None:
+        if self.returncode is None:
+            self.returncode = status
+            self._done.set_result(status)
+
+
+class ForkServer:
+    """A started fork server (see the module's docstring)."""
+
+    def __init__(self, proc: asyncio.subprocess.Process, sock: socket.socket, workdir: str) -> None:
+        self.proc = proc
+        self.sock = sock
+        self.workdir = workdir  # on the passes' sys.path, taken off it before the script runs
+        self.python = ""
+        self.startup: dict[str, Any] = {}
+        self.ready_s = 0.0
+        self._lock = asyncio.Lock()  # one request in flight: its reply names its pid
+        self._pending: asyncio.Future[dict[str, Any]] | None = None
+        self._children: dict[int, ForkedProcess] = {}
+        self._buffer = b""
+        self._reader: asyncio.Task[None] | None = None
+        self._stderr_task: asyncio.Future[None] | None = None
+        self._stderr = bytearray()
+        self.gone = False
+
+    @classmethod
+    async def start(cls, python: str, base_env: dict[str, str] | None = None) -> ForkServer:
+        """Start one for ``python`` and wait until torch is imported (``READY_TIMEOUT_S``)."""
+        reason = can_fork()
+        if reason is not None:
+            raise ForkServerError(reason)
+        begin = time.perf_counter()
+        workdir = runner_folder()
+        ours, theirs = socket.socketpair()
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                python,
+                "-m",
+                FORKSERVER_MODULE,
+                "--socket",
+                str(theirs.fileno()),
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.DEVNULL,
+                stderr=asyncio.subprocess.PIPE,
+                cwd=workdir,  # not the user's folder: nothing there is imported with torch
+                env=environ(workdir, base_env),
+                start_new_session=True,
+                pass_fds=(theirs.fileno(),),
+            )
+        except OSError as exc:
+            ours.close()
+            shutil.rmtree(workdir, ignore_errors=True)
+            raise ForkServerError(f"cannot start {python}: {exc.strerror or exc}") from None
+        finally:
+            theirs.close()
+        ours.setblocking(False)
+        server = cls(proc, ours, workdir)
+        server.python = python
+        server._reader = asyncio.ensure_future(server._read())
+        assert proc.stderr is not None
+        server._stderr_task = asyncio.ensure_future(server._keep_stderr(proc.stderr))
+        server._pending = asyncio.get_running_loop().create_future()
+        try:
+            reply = await asyncio.wait_for(asyncio.shield(server._pending), READY_TIMEOUT_S)
+        except (asyncio.TimeoutError, ForkServerError) as exc:
+            await server.close()
+            tail = server._stderr.decode("utf-8", "replace").strip().splitlines()
+            why = str(exc) or f"not ready after {READY_TIMEOUT_S:.0f} s"
+            raise ForkServerError(why + (f" ({tail[-1]})" if tail else "")) from None
+        except BaseException:
+            await server.close()
+            raise
+        ready = reply.get("ready", {})
+        if "unsafe" in ready:
+            await server.close()
+            raise ForkServerError(str(ready["unsafe"]))
+        server.startup = ready
+        server.ready_s = time.perf_counter() - begin
+        return server
+
+    async def _keep_stderr(self, stream: asyncio.StreamReader) -> None:
+        while chunk := await stream.read(65536):
+            self._stderr += chunk
+            del self._stderr[:-8192]
+
+    async def _read(self) -> None:
+        loop = asyncio.get_running_loop()
+        try:
+            while True:
+                data = await loop.sock_recv(self.sock, 65536)
+                if not data:
+                    break
+                self._buffer += data
+                while b"\n" in self._buffer:
+                    line, self._buffer = self._buffer.split(b"\n", 1)
+                    self._on_reply(json.loads(line))
+        except (OSError, ValueError) as exc:
+            log.warning("fork server: %r", exc)
+        finally:
+            await self._lost()
+
+    def _on_reply(self, reply: dict[str, Any]) -> None:
+        if "exited" in reply:
+            child = self._children.pop(int(reply["exited"]), None)
+            if child is not None:
+                child.ended(int(reply["status"]))
+        elif self._pending is not None and not self._pending.done():
+            self._pending.set_result(reply)
+
+    async def _lost(self) -> None:
+        """The server is gone (closed, or died): what it had forked goes too."""
+        self.gone = True
+        if self._pending is not None and not self._pending.done():
+            self._pending.set_exception(ForkServerError("the fork server ended"))
+        children, self._children = self._children, {}
+        for pid in children:
+            kill_group(pid, signal.SIGKILL)
+        for pid, child in children.items():
+            deadline = time.monotonic() + GONE_TIMEOUT_S
+            while _group_alive(pid) and time.monotonic() < deadline:
+                await asyncio.sleep(0.02)
+            child.ended(-signal.SIGKILL)
+
+    async def spawn(self, options: list[str]) -> tuple[ForkedProcess, Reader, Reader]:
+        """Fork a runner with these options (``RunnerArgs.options``); its stdout and stderr."""
+        async with self._lock:
+            if self.gone:
+                raise ForkServerError("the fork server ended")
+            out_r, out_w = os.pipe()
+            err_r, err_w = os.pipe()
+            null = os.open(os.devnull, os.O_RDONLY)
+            self._pending = asyncio.get_running_loop().create_future()
+            try:
+                message = json.dumps({"argv": options}).encode("utf-8") + b"\n"
+                socket.send_fds(self.sock, [message], [null, out_w, err_w])
+                reply = await self._pending
+            except BaseException:
+                os.close(out_r)
+                os.close(err_r)
+                raise
+            finally:
+                for fd in (null, out_w, err_w):
+                    os.close(fd)
+            child = ForkedProcess(int(reply["pid"]))
+            self._children[child.pid] = child
+        return child, await _reader(out_r), await _reader(err_r)
+
+    def rss_mb(self) -> float | None:
+        """The server's resident memory (Linux), what keeping it costs."""
+        try:
+            with open(f"/proc/{self.proc.pid}/status", encoding="ascii") as handle:
+                for line in handle:
+                    if line.startswith("VmRSS:"):
+                        return int(line.split()[1]) / 1024
+        except (OSError, ValueError, IndexError):
+            pass
+        return None
+
+    async def close(self) -> None:
+        """End the server and everything it forked; its folder goes."""
+        if self._reader is not None:
+            self._reader.cancel()  # then what it forked goes (``_lost``)
+            await asyncio.gather(self._reader, return_exceptions=True)
+        self.sock.close()  # the server reads the end of its socket and exits
+        try:
+            await asyncio.wait_for(self.proc.wait(), GONE_TIMEOUT_S)
+        except asyncio.TimeoutError:
+            kill_group(self.proc.pid, signal.SIGKILL)
+            await self.proc.wait()
+        finally:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+async def _reader(fd: int) -> asyncio.StreamReader:
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=1 << 20)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(fd, "rb", 0))
+    return reader
+
+
+def _group_alive(pid: int) -> bool:
+    try:
+        os.killpg(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

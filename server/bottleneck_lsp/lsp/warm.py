@@ -1,0 +1,134 @@
+"""Fork servers kept warm between profiles: one per interpreter (``bottleneck.keepWarm``).
+
+The first profile with an interpreter starts its fork server (``forks.ForkServer``: torch
+imported, nothing of any script run) and the server keeps it; later profiles fork their
+passes from it and pay no start-up. One ends after ``idle_s`` without a job, when the
+settings change, and when the language server ends. What it holds is logged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import signal
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ..forks import ForkServer, ForkServerError
+from ..process import kill_group
+
+
+@dataclass
+class _Warm:
+    starting: asyncio.Future[ForkServer]
+    users: int = 0
+    idle: asyncio.TimerHandle | None = None
+    retired: bool = False  # the settings changed: it goes when its last job ends
+
+
+class WarmForks:
+    def __init__(self, log: Callable[[str], None]) -> None:
+        self.log = log
+        self.idle_s = 15 * 60.0
+        self._warm: dict[str, _Warm] = {}
+        self._closing: set[asyncio.Future[None]] = set()
+
+    async def acquire(self, python: str) -> ForkServer | None:
+        """The warm fork server for ``python``, started if there is none; None when one
+        cannot start (the log says why; the job then starts its passes as it can).
+        ``release`` it when the job ends."""
+        warm = self._warm.get(python)
+        if warm is not None and warm.starting.done() and _dead(warm.starting):
+            self._forget(python, warm)
+            warm = None
+        if warm is None:
+            warm = _Warm(asyncio.ensure_future(ForkServer.start(python)))
+            self._warm[python] = warm
+            warm.starting.add_done_callback(functools.partial(self._started, python))
+        warm.users += 1
+        if warm.idle is not None:
+            warm.idle.cancel()
+            warm.idle = None
+        try:
+            return await asyncio.shield(warm.starting)
+        except ForkServerError:
+            self.release(python)
+            return None
+
+    def release(self, python: str) -> None:
+        warm = self._warm.get(python)
+        if warm is None:
+            return
+        warm.users = max(warm.users - 1, 0)
+        if warm.users:
+            return
+        if warm.retired or (warm.starting.done() and _dead(warm.starting)):
+            self._forget(python, warm)
+        else:
+            loop = asyncio.get_running_loop()
+            warm.idle = loop.call_later(self.idle_s, self._idle, python, warm)
+
+    def retire(self, reason: str) -> None:
+        """The settings changed: idle servers end now, busy ones when their job ends."""
+        for python, warm in list(self._warm.items()):
+            if warm.users:
+                warm.retired = True
+            else:
+                self.log(f"fork server for {python} ends: {reason}")
+                self._forget(python, warm)
+
+    async def close(self) -> None:
+        """End every fork server (the language server is shutting down)."""
+        for python, warm in list(self._warm.items()):
+            self._forget(python, warm)
+        if self._closing:
+            await asyncio.gather(*self._closing, return_exceptions=True)
+
+    def kill(self) -> None:
+        """Last resort at exit, synchronous: every fork server's group, at once."""
+        for warm in self._warm.values():
+            if warm.starting.done() and not _dead(warm.starting):
+                kill_group(warm.starting.result().proc.pid, signal.SIGKILL)
+
+    # -- inside ---------------------------------------------------------------------------
+    def _started(self, python: str, starting: asyncio.Future[ForkServer]) -> None:
+        if starting.cancelled():
+            return
+        problem = starting.exception()
+        if problem is not None:
+            self.log(f"no fork server for {python}: {problem}; each pass starts its own interpreter")
+            return
+        server = starting.result()
+        rss = server.rss_mb()
+        held = f", holding {rss:.0f} MB" if rss is not None else ""
+        self.log(
+            f"fork server for {python} ready in {server.ready_s:.1f} s (import torch "
+            f"{server.startup.get('import_torch_s', 0.0):.2f} s){held}; it stays while idle for "
+            f"{self.idle_s / 60:g} min (bottleneck.keepWarm, bottleneck.warmIdleMinutes)"
+        )
+
+    def _idle(self, python: str, warm: _Warm) -> None:
+        if self._warm.get(python) is warm and not warm.users:
+            self.log(f"fork server for {python} ends: idle for {self.idle_s / 60:g} min")
+            self._forget(python, warm)
+
+    def _forget(self, python: str, warm: _Warm) -> None:
+        if self._warm.get(python) is warm:
+            del self._warm[python]
+        if warm.idle is not None:
+            warm.idle.cancel()
+        closing = asyncio.ensure_future(_close(warm.starting))
+        self._closing.add(closing)
+        closing.add_done_callback(self._closing.discard)
+
+
+def _dead(starting: asyncio.Future[ForkServer]) -> bool:
+    return starting.cancelled() or starting.exception() is not None or starting.result().gone
+
+
+async def _close(starting: asyncio.Future[ForkServer]) -> None:
+    try:
+        server = await starting
+    except (ForkServerError, asyncio.CancelledError):
+        return
+    await server.close()

@@ -1,0 +1,187 @@
+"""A fork server: ``import torch`` paid once, then one forked child per pass.
+
+``python -m bottleneck_lsp.runner.forkserver --socket FD`` imports torch (and the compiler
+stack torch loads lazily), says so on the socket (``{"ready": ...}``), then serves requests
+until the socket closes. A request is one JSON line, ``{"argv": [runner options]}``, sent
+with three file descriptors (the child's stdin, stdout and stderr). The server forks: the
+child leads a process group of its own, takes the three descriptors as 0, 1 and 2 and runs
+the pass as ``python -m bottleneck_lsp.runner`` would (``__main__.main``). The server
+answers ``{"pid": N}`` at once and ``{"exited": N, "status": S}`` when the child ends (S as
+``subprocess`` gives it: negative for a signal).
+
+The server never runs anything of the user's script, never touches a CUDA device (a child
+that does must not inherit an initialised one) and starts no thread. Standard library and
+torch only, like the rest of the runner.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import selectors
+import signal
+import socket
+import sys
+import threading
+from typing import Any
+
+from . import environment
+
+MAX_REQUEST = 1 << 20
+
+
+def _reply(sock: socket.socket, message: dict[str, Any]) -> None:
+    sock.sendall(json.dumps(message).encode("utf-8") + b"\n")
+
+
+def _status(raw: int) -> int:
+    if os.WIFSIGNALED(raw):
+        return -os.WTERMSIG(raw)
+    return os.WEXITSTATUS(raw) if os.WIFEXITED(raw) else 1
+
+
+def _hold(script: str) -> None:
+    """Keep the script open for the pass's life: a forked pass's command line is the fork
+    server's, so this is how ``lsof script.py`` or ``ls -l /proc/PID/fd`` finds it."""
+    try:
+        os.open(script, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        pass
+
+
+def _child(argv: list[str], fds: list[int], closing: list[Any], server: int) -> None:
+    """In the forked child: become the pass's process, run it, never return."""
+    code = 70
+    try:
+        signal.set_wakeup_fd(-1)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the pass installs its own
+        for thing in closing:  # the server's ends: the socket, the selector, the wakeup pipe
+            if isinstance(thing, int):
+                os.close(thing)
+            else:
+                thing.close()
+        os.setpgid(0, 0)  # its own group: stops and timeouts kill it and what it starts
+        for target, fd in enumerate(fds):
+            os.dup2(fd, target)
+        for fd in fds:
+            if fd > 2:
+                os.close(fd)
+        _restore_environment()
+        _hold(argv[argv.index("--script") + 1])
+        from .__main__ import _quick_exit, main
+
+        _quick_exit(main(argv, parent=server))
+    except BaseException:  # noqa: BLE001 - whatever happens, this process ends here
+        import traceback
+
+        try:
+            traceback.print_exc()
+            sys.stderr.flush()
+        except Exception:  # noqa: BLE001 - stderr may be gone
+            pass
+    finally:
+        os._exit(code)
+
+
+def serve(sock: socket.socket) -> None:
+    """Answer requests until the socket closes or SIGTERM comes (the host ended or died);
+    then every child's group ends, and its job's folder goes: nobody will read it."""
+    wake_read, wake_write = os.pipe()
+    os.set_blocking(wake_write, False)
+    signal.set_wakeup_fd(wake_write)
+    signal.signal(signal.SIGCHLD, lambda *_: None)  # wakes select through the wakeup fd
+    selector = selectors.DefaultSelector()
+    selector.register(sock, selectors.EVENT_READ)
+    selector.register(wake_read, selectors.EVENT_READ)
+    children: dict[int, str] = {}  # pid -> the folder its results go to
+    try:
+        while True:
+            for key, _ in selector.select():
+                if key.fileobj is sock:
+                    data, fds, _, _ = socket.recv_fds(sock, MAX_REQUEST, 3)
+                    if not data:
+                        return
+                    argv = [str(a) for a in json.loads(data)["argv"]]
+                    sys.stdout.flush()
+                    sys.stderr.flush()
+                    server = os.getpid()
+                    pid = os.fork()
+                    if pid == 0:
+                        _child(argv, fds, [selector, sock, wake_read, wake_write], server)
+                    try:
+                        os.setpgid(pid, pid)  # also here: no window in which a kill misses it
+                    except OSError:
+                        pass  # it already did (or already ended)
+                    for fd in fds:
+                        os.close(fd)
+                    children[pid] = os.path.dirname(os.path.abspath(argv[argv.index("--out") + 1]))
+                    _reply(sock, {"pid": pid})
+                else:
+                    try:
+                        os.read(wake_read, 512)
+                    except BlockingIOError:
+                        pass
+                    while children:
+                        pid, raw = os.waitpid(-1, os.WNOHANG)
+                        if pid == 0:
+                            break
+                        children.pop(pid, None)
+                        _reply(sock, {"exited": pid, "status": _status(raw)})
+    finally:
+        import shutil
+
+        for pid, folder in children.items():
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except OSError:
+                pass
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+# While torch is imported here, any CUDA availability check it makes goes through NVML,
+# which does not initialise the CUDA driver: a driver initialised in this process could not
+# be used by any child forked from it. The children get the variable back as it was.
+NVML_CHECK = "PYTORCH_NVML_BASED_CUDA_CHECK"
+_NVML_BEFORE = os.environ.get(NVML_CHECK)
+
+
+def _restore_environment() -> None:
+    if _NVML_BEFORE is None:
+        os.environ.pop(NVML_CHECK, None)
+    else:
+        os.environ[NVML_CHECK] = _NVML_BEFORE
+
+
+def main(argv: list[str]) -> int:
+    from .__main__ import _die_with_parent
+
+    _die_with_parent()
+    sock = socket.socket(fileno=int(argv[argv.index("--socket") + 1]))
+    os.environ[NVML_CHECK] = "1"
+    torch, import_s, lazy_s, error = environment.import_torch()
+    environment.PRELOADED = (torch, import_s, lazy_s, error)
+    ready: dict[str, Any] = {"import_torch_s": import_s, "import_torch_lazy_s": lazy_s, "torch_error": error}
+    if threading.active_count() > 1:
+        ready["unsafe"] = f"{threading.active_count()} threads run after import torch: forking is unsafe"
+    if torch is not None and getattr(torch.cuda, "is_initialized", lambda: False)():
+        ready["unsafe"] = "importing torch initialised CUDA: a forked child cannot use the device"
+    _reply(sock, {"ready": ready})
+    if "unsafe" in ready:
+        return 0
+    # SIGTERM (also when the process that started it dies): end the children, then the
+    # private folder this server runs in goes with it.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    try:
+        serve(sock)
+    finally:
+        import shutil
+
+        workdir = os.getcwd()
+        if os.path.basename(workdir).startswith("bottleneck-lsp-"):
+            shutil.rmtree(workdir, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

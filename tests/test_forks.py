@@ -1,0 +1,143 @@
+"""The fork server: torch imported once, every pass forked from it (issue 15).
+
+Real processes throughout: the server in this interpreter, real torch, real scripts."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from bottleneck_lsp import forks
+from bottleneck_lsp.forks import ForkServer
+from bottleneck_lsp.jobs import Job, JobSpec
+from helpers import SCRIPTS, marker_line, part_of, run_job
+from lsp_helpers import fork_servers, gone, our_folders, runner_pids
+
+
+def test_a_crash_in_one_pass_leaves_the_later_passes_running() -> None:
+    doc = run_job("dies_under_cprofile.py", passes=("sample", "cprofile", "cpu"))
+    cprofile, cpu = part_of(doc, "cprofile"), part_of(doc, "cpu")
+    assert cprofile is not None and cprofile["status"] == "crashed" and cprofile["signal"] == "SIGKILL"
+    assert cpu is not None and cpu["status"] == "ok" and cpu["warm"] is True
+    assert cpu["lines"][0]["line"] == marker_line("dies_under_cprofile.py")
+    assert doc["status"] == "crashed"  # the job says so, with every pass's figures
+    assert runner_pids("dies_under_cprofile.py") == []
+
+
+def test_a_warm_server_serves_job_after_job_and_survives_their_crashes(tmp_path: Path) -> None:
+    dies = tmp_path / "dies.py"
+    dies.write_text("import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n")
+    ran = tmp_path / "ran.txt"
+    counts = tmp_path / "counts.py"
+    counts.write_text(f"with open({str(ran)!r}, 'a') as f:\n    f.write('x')\n")
+
+    async def scenario() -> tuple[list[str], list[str], float | None, int]:
+        server = await ForkServer.start(sys.executable)
+        try:
+            assert not ran.exists()  # started: torch imported, nothing of any script run
+            spec = JobSpec(script=str(dies), python=sys.executable, passes=("cprofile", "cpu"))
+            crashed = await Job(spec, forks=server).run()
+            assert not server.gone and server.proc.returncode is None
+            spec = JobSpec(script=str(counts), python=sys.executable, passes=("sample", "cprofile"))
+            fine = await Job(spec, forks=server).run()
+            assert all(p.warm for p in fine.passes)
+            return (
+                [p.status for p in crashed.passes],
+                [p.status for p in fine.passes],
+                server.rss_mb(),
+                server.proc.pid,
+            )
+        finally:
+            await server.close()
+
+    crashed, fine, rss, pid = asyncio.run(scenario())
+    assert crashed == ["crashed", "crashed"] and fine == ["ok", "ok"]
+    assert ran.read_text() == "xx"  # once per pass, no more
+    assert rss is not None and rss > 50  # torch is loaded in it
+    assert gone(pid) and runner_pids(str(tmp_path)) == []
+
+
+def test_closing_the_server_ends_the_pass_it_runs(tmp_path: Path) -> None:
+    async def scenario() -> int:
+        server = await ForkServer.start(sys.executable)
+        spec = JobSpec(script=str(SCRIPTS / "forever.py"), python=sys.executable, passes=("cprofile",))
+        task = asyncio.ensure_future(Job(spec, forks=server).run())
+        for _ in range(600):
+            if runner_pids("forever.py"):
+                break
+            await asyncio.sleep(0.05)
+        assert runner_pids("forever.py")
+        await server.close()  # e.g. the settings changed while a job ran
+        doc = await task
+        assert doc.passes[0].status == "crashed"
+        return server.proc.pid
+
+    pid = asyncio.run(scenario())
+    assert gone(pid) and runner_pids("forever.py") == []
+
+
+def test_without_fork_the_job_says_so_and_starts_each_pass_afresh(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(forks, "can_fork", lambda: "forking is not supported on plan9")
+    doc = run_job("fn_call.py", passes=("cprofile", "cpu"))
+    first, second = doc["passes"]
+    assert first["notes"] == [
+        "each pass started its own interpreter (no fork server: forking is not supported on plan9)"
+    ]
+    assert not first["warm"] and not second["warm"] and second["status"] == "ok"
+
+
+def test_a_server_that_cannot_start_says_why(tmp_path: Path) -> None:
+    fake = tmp_path / "python"
+    fake.write_text("#!/bin/sh\necho 'no such module here' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    with pytest.raises(forks.ForkServerError, match="no such module here"):
+        asyncio.run(ForkServer.start(str(fake)))
+
+
+def test_killing_the_cli_takes_the_fork_server_and_its_pass_along() -> None:
+    before = our_folders()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bottleneck_lsp", "--passes", "cprofile", str(SCRIPTS / "forever.py")],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        for _ in range(600):
+            if runner_pids("forever.py"):
+                break
+            time.sleep(0.05)
+        servers = fork_servers(proc.pid)
+        assert len(servers) == 1 and runner_pids("forever.py")
+    finally:
+        proc.send_signal(signal.SIGKILL)  # nothing of the CLI cleans up
+        proc.wait()
+    for _ in range(300):
+        if not runner_pids("forever.py") and all(gone(p) for p in servers):
+            break
+        time.sleep(0.1)
+    assert runner_pids("forever.py") == [] and all(gone(p) for p in servers)
+    assert our_folders() - before == set()  # the job's folder and the fork server's: removed
+
+
+def test_the_report_says_start_up_was_paid_once() -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "bottleneck_lsp", "--passes", "cprofile,cpu", str(SCRIPTS / "fn_call.py")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert out.returncode == 0, out.stderr
+    assert (
+        out.stdout.count("forked with torch loaded (start-up paid once, by the fork server: import torch")
+        == 2
+    )
+    fresh = [sys.executable, "-m", "bottleneck_lsp", "--no-fork", "--format", "json", "--passes", "cpu"]
+    done = subprocess.run([*fresh, str(SCRIPTS / "fn_call.py")], capture_output=True, text=True, timeout=300)
+    assert json.loads(done.stdout)["passes"][0]["warm"] is False

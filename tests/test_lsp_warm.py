@@ -1,0 +1,99 @@
+"""Warm start in the editor (issue 15): the real server keeps one fork server per
+interpreter between profiles, ends it when idle, on a settings change and with itself;
+``keepWarm: false`` keeps nothing between profiles."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+from typing import Any
+
+from lsprotocol import types
+from pytest_lsp import ClientServerConfig, LanguageClient
+
+from lsp_helpers import (
+    SCRIPTS,
+    SERVER,
+    SETTINGS,
+    execute,
+    fork_servers,
+    gone,
+    our_folders,
+    start_session,
+    uri_of,
+)
+
+
+async def until(check: Any, seconds: float = 30.0) -> bool:
+    for _ in range(int(seconds / 0.1)):
+        if check():
+            return True
+        await asyncio.sleep(0.1)
+    return bool(check())
+
+
+def said(client: LanguageClient, text: str) -> list[str]:
+    return [m.message for m in client.log_messages if text in m.message]
+
+
+async def session(settings: dict[str, Any]) -> tuple[LanguageClient, int]:
+    client = await ClientServerConfig(server_command=SERVER).start()
+    await start_session(client, "visual-studio-code", str(SCRIPTS), {**SETTINGS, **settings})
+    return client, client._server.pid  # type: ignore[union-attr]
+
+
+async def test_one_warm_fork_server_serves_every_profile_until_idle_or_changed() -> None:
+    client, pid = await session({"passes": ["sample", "cpu"]})
+    try:
+        assert fork_servers(pid) == []  # nothing starts before the user asks
+        first = await execute(client, "bottleneck.profile", {"uri": uri_of("fn_call.py")})
+        assert first["status"] == "ok", first
+        warm = fork_servers(pid)
+        assert len(warm) == 1  # kept after the profile
+        second = await execute(client, "bottleneck.profile", {"uri": uri_of("backward.py")})
+        assert second["status"] == "ok" and fork_servers(pid) == warm  # the same one served it
+        ready = said(client, "ready in")
+        assert len(ready) == 1 and "holding" in ready[0] and " MB" in ready[0], ready
+
+        client.workspace_did_change_configuration(
+            types.DidChangeConfigurationParams(settings={"bottleneck": {"warmIdleMinutes": 0.02}})
+        )
+        assert await until(lambda: gone(warm[0])), "a settings change did not end the warm server"
+        assert said(client, "ends: the settings changed")
+
+        third = await execute(client, "bottleneck.profile", {"uri": uri_of("fn_call.py")})
+        assert third["status"] == "ok"
+        again = fork_servers(pid)
+        assert len(again) == 1 and again != warm
+        assert await until(lambda: gone(again[0])), "an idle warm server did not end"
+        assert said(client, "ends: idle for 0.02 min")
+    finally:
+        await client.shutdown_session()
+        await client.stop()
+
+
+async def test_keep_warm_off_keeps_nothing_between_profiles() -> None:
+    client, pid = await session({"keepWarm": False})
+    try:
+        result = await execute(client, "bottleneck.profile", {"uri": uri_of("fn_call.py")})
+        assert result["status"] == "ok"
+        assert fork_servers(pid) == [] and said(client, "ready in") == []
+    finally:
+        await client.shutdown_session()
+        await client.stop()
+
+
+async def test_a_killed_server_takes_its_warm_fork_server_along() -> None:
+    before = our_folders()
+    client, pid = await session({})
+    try:
+        result = await execute(client, "bottleneck.profile", {"uri": uri_of("fn_call.py")})
+        assert result["status"] == "ok"
+        warm = fork_servers(pid)
+        assert len(warm) == 1
+        os.kill(pid, signal.SIGKILL)  # nothing of the server cleans up
+        assert await until(lambda: gone(warm[0])), "the warm fork server outlived its server"
+        assert await until(lambda: not our_folders() - before), "its private folder was left behind"
+    finally:
+        await client.stop()

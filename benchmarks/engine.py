@@ -31,6 +31,10 @@ WORKLOADS = {
     "trivial": HERE / "workloads" / "trivial.py",
     "train_small": HERE / "workloads" / "train_small.py",
     "event_heavy": HERE / "workloads" / "event_heavy.py",
+    # realistic models, in the spirit of pytorch/examples (generated data)
+    "vae": HERE / "workloads" / "vae.py",
+    "lstm_lm": HERE / "workloads" / "lstm_lm.py",
+    "rnn_classifier": HERE / "workloads" / "rnn_classifier.py",
 }
 BODY = """
 import sys, time, json
@@ -87,7 +91,10 @@ def measure(name: str, script: Path, repeats: int) -> dict[str, Any]:
 
 
 def main(names: list[str]) -> None:
-    rows = [measure(n, WORKLOADS[n], 3 if n != "event_heavy" else 1) for n in names or list(WORKLOADS)]
+    rows = [
+        measure(n, WORKLOADS[n], 3 if n in ("trivial", "train_small") else 1)
+        for n in names or list(WORKLOADS)
+    ]
     print(
         "| workload | bare | ours: cprofile pass | ours: cpu pass | ours end to end (forked) "
         "| old way | ours / old | fresh interpreters (--no-fork) | fresh / old |"
@@ -117,10 +124,11 @@ def main(names: list[str]) -> None:
         )
     print()
     print(
-        "| workload | start-up per process (import torch + lazy) | body cold | body warm | cold / warm "
-        "| cpu pass body (profiled) | autograd overhead (profiled / bare warm body) |"
+        "| workload | start-up (import torch + lazy, once) | body cold | body warm | cold / warm "
+        "| cpu pass body (profiled) | autograd overhead (profiled / bare warm body) "
+        "| cpu pass: post-processing | cpu pass: the rest (profiler stop, writing) | peak RSS cpu pass |"
     )
-    print("| --- | --- | --- | --- | --- | --- | --- |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for r in rows:
         start = r["cpu"]["startup"]
         startup = start["import_torch_s"] + start["import_torch_lazy_s"]
@@ -128,7 +136,9 @@ def main(names: list[str]) -> None:
         print(
             f"| {r['name']} | {startup:.2f} s | {r['body_cold']:.3f} s | {r['body_warm']:.3f} s "
             f"| {r['body_cold'] / r['body_warm']:.1f}x | {profiled:.3f} s "
-            f"| {profiled / r['body_warm']:.1f}x |"
+            f"| {profiled / r['body_warm']:.1f}x | {r['cpu']['postprocess_s']:.2f} s "
+            f"| {r['cpu']['wall_s'] - profiled - r['cpu']['postprocess_s']:.2f} s "
+            f"| {r['cpu']['peak_rss_mb']:.0f} MB |"
         )
 
 

@@ -141,3 +141,18 @@ def test_the_report_says_start_up_was_paid_once() -> None:
     fresh = [sys.executable, "-m", "bottleneck_lsp", "--no-fork", "--format", "json", "--passes", "cpu"]
     done = subprocess.run([*fresh, str(SCRIPTS / "fn_call.py")], capture_output=True, text=True, timeout=300)
     assert json.loads(done.stdout)["passes"][0]["warm"] is False
+
+
+def test_each_forked_pass_draws_fresh_randomness_as_a_new_interpreter_would(tmp_path: Path) -> None:
+    script = tmp_path / "draws.py"
+    script.write_text(
+        "import random, json\nimport numpy, torch\n"
+        "print('DRAWS ' + json.dumps([random.random(), float(numpy.random.rand()), float(torch.rand(1))]))\n"
+    )
+    doc = run_job(str(script), passes=("sample", "cprofile", "cpu"))
+    draws = []
+    for part in doc["passes"]:
+        line = next(x for x in part["output_tail"]["stdout"].splitlines() if x.startswith("DRAWS "))
+        draws.append(json.loads(line[len("DRAWS ") :]))
+    assert len({d[0] for d in draws}) == 3 and len({d[1] for d in draws}) == 3  # reseeded per pass
+    assert len({d[2] for d in draws}) == 1  # torch's default seed is fixed, forked or not

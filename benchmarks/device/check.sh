@@ -39,6 +39,11 @@ PYEOF
 run gpu_bound tests/fixtures/cuda_gpu_bound.py
 run cpu_bound tests/fixtures/cuda_cpu_bound.py
 run train_cuda examples/train.py --device ${TRAIN_DEVICE:-cuda} --steps 10 --width 2048
+# The same without the fork server (a fresh interpreter per pass), for comparison.
+begin=$(date +%s.%N)
+timeout 300 "$PY" -m bottleneck_lsp --no-fork --format json -o "$OUT/train_cuda.nofork.result.json" \
+    examples/train.py --device ${TRAIN_DEVICE:-cuda} --steps 10 --width 2048 > /dev/null 2> "$OUT/train_cuda.nofork.err"
+echo "train_cuda_nofork profile_rc $? profile_s $(echo "$(date +%s.%N) - $begin" | bc)" >> "$OUT/timings.txt"
 gzip -9 -f "$OUT"/*.result.json
 ls -la "$OUT" "$OUT/raw" >> "$OUT/timings.txt"
 cat "$OUT/timings.txt"

@@ -6,7 +6,7 @@ from torch import nn
 
 torch.manual_seed(0)
 vocab, seq_len, batch = 2000, 35, 20
-corpus = torch.randint(0, vocab, (batch, 20 * seq_len + 1))
+corpus = torch.randint(0, vocab, (batch, 40 * seq_len + 1))
 
 
 class LM(nn.Module):
@@ -24,7 +24,7 @@ class LM(nn.Module):
 model = LM()
 optimizer = torch.optim.SGD(model.parameters(), lr=1.0)
 criterion = nn.CrossEntropyLoss()
-for epoch in range(1):
+for epoch in range(2):
     state = None
     for i in range(0, corpus.size(1) - 1, seq_len):
         x, y = corpus[:, i : i + seq_len], corpus[:, i + 1 : i + 1 + seq_len]

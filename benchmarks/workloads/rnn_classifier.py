@@ -6,8 +6,8 @@ from torch import nn
 
 torch.manual_seed(0)
 letters, classes, hidden = 57, 18, 128
-names = [torch.randint(0, letters, (int(n),)) for n in torch.randint(3, 12, (400,))]
-labels = torch.randint(0, classes, (400,))
+names = [torch.randint(0, letters, (int(n),)) for n in torch.randint(3, 12, (1200,))]
+labels = torch.randint(0, classes, (1200,))
 
 
 class RNN(nn.Module):

@@ -7,7 +7,7 @@ from torch.nn import functional
 from torch.utils.data import DataLoader, TensorDataset
 
 torch.manual_seed(0)
-images = torch.rand(2048, 1, 28, 28)
+images = torch.rand(4096, 1, 28, 28)
 loader = DataLoader(TensorDataset(images), batch_size=128, shuffle=True)
 
 
@@ -38,7 +38,7 @@ class VAE(nn.Module):
 
 model = VAE()
 optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
-for epoch in range(1):
+for epoch in range(3):
     total = 0.0
     for (batch,) in loader:
         optimizer.zero_grad()

@@ -21,45 +21,43 @@ from helpers import SCRIPTS, marker_line
 SERVER = [os.path.join(os.path.dirname(sys.executable), "bottleneck-lsp"), "serve"]
 
 
+def _live_processes() -> list[tuple[int, list[str], int]]:
+    """(pid, argv, parent pid) of every process that is not a zombie."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as handle:
+                argv = handle.read().decode(errors="replace").split("\0")
+            with open(f"/proc/{entry}/stat") as handle:
+                state, ppid = handle.read().rsplit(")", 1)[1].split()[:2]
+        except OSError:
+            continue
+        if state != "Z":
+            found.append((int(entry), argv, int(ppid)))
+    return found
+
+
 def runner_pids(marker: str) -> list[int]:
     """Live runner processes for ``marker``: a fresh runner names it on its command line; a
     pass forked from a fork server (whose command line is the server's) holds the script
     open, and so does whatever it forked."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/cmdline", "rb") as handle:
-                cmd = handle.read().decode(errors="replace")
-            with open(f"/proc/{entry}/stat") as handle:
-                state = handle.read().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if "bottleneck_lsp.runner" not in cmd or state == "Z":
-            continue
-        if marker in cmd or any(marker in target for target in _open_files(entry)):
-            found.append(int(entry))
-    return found
+    return [
+        pid
+        for pid, argv, _ in _live_processes()
+        if any("bottleneck_lsp.runner" in a for a in argv)
+        and (any(marker in a for a in argv) or any(marker in target for target in _open_files(pid)))
+    ]
 
 
 def fork_servers(parent: int | None = None) -> list[int]:
     """Live fork servers (started by ``parent``, when given)."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/cmdline", "rb") as handle:
-                cmd = handle.read().split(b"\0")
-            with open(f"/proc/{entry}/stat") as handle:
-                fields = handle.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        state, ppid = fields[0], int(fields[1])
-        if b"bottleneck_lsp.runner.forkserver" in cmd and state != "Z" and parent in (None, ppid):
-            found.append(int(entry))
-    return found
+    return [
+        pid
+        for pid, argv, ppid in _live_processes()
+        if "bottleneck_lsp.runner.forkserver" in argv and parent in (None, ppid)
+    ]
 
 
 def our_folders() -> set[str]:
@@ -83,7 +81,7 @@ def gone(pid: int) -> bool:
         return True
 
 
-def _open_files(pid: str) -> list[str]:
+def _open_files(pid: int) -> list[str]:
     try:
         names = os.listdir(f"/proc/{pid}/fd")
     except OSError:

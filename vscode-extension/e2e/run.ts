@@ -5,7 +5,17 @@
 // hovers the line, and saves a screenshot. The Python given in BOTTLENECK_E2E_PYTHON has torch
 // and no pygls: the server comes from the VSIX. Run by `make e2e` (Node 24, type stripping).
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { createServer } from "node:net";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -104,16 +114,26 @@ function prepare(): { env: NodeJS.ProcessEnv; workspace: string; userData: strin
 }
 
 function serverProcesses(): string[] {
-  // Our language server and its runners, wherever they are: none may outlive the test.
-  return processes("serve.py", "bottleneck_lsp");
+  // Our language server, its warm fork server and its runners, wherever they are: none may
+  // outlive the test.
+  return processes(["serve.py", "bottleneck_lsp"], true);
 }
 
-function processes(...markers: string[]): string[] {
+function runners(): string[] {
+  // Passes running now: a fresh runner names the script (under WORK) on its command line; a
+  // pass forked from the fork server holds it open. The warm fork server itself is neither.
+  return processes(["bottleneck_lsp.runner"], false);
+}
+
+function processes(markers: string[], forkServers: boolean): string[] {
   const found: string[] = [];
   for (const pid of readdirSync("/proc").filter((name) => /^\d+$/.test(name))) {
     try {
       const cmdline = readFileSync(`/proc/${pid}/cmdline`, "utf8").replace(/\0/g, " ");
-      if (cmdline.includes(WORK) && markers.some((marker) => cmdline.includes(marker))) {
+      if (!markers.some((marker) => cmdline.includes(marker))) {
+        continue;
+      }
+      if (cmdline.includes(WORK) || holdsWorkFiles(pid) || (forkServers && forkServerOfOurs(pid))) {
         found.push(`${pid}: ${cmdline.trim()}`);
       }
     } catch {
@@ -121,6 +141,30 @@ function processes(...markers: string[]): string[] {
     }
   }
   return found;
+}
+
+function holdsWorkFiles(pid: string): boolean {
+  try {
+    return readdirSync(`/proc/${pid}/fd`).some((fd) => {
+      try {
+        return readlinkSync(`/proc/${pid}/fd/${fd}`).startsWith(WORK);
+      } catch {
+        return false;
+      }
+    });
+  } catch {
+    return false;
+  }
+}
+
+function forkServerOfOurs(pid: string): boolean {
+  // A fork server runs in a private folder holding a link to the package it came from: ours
+  // is the bundled one, under WORK.
+  try {
+    return realpathSync(join(readlinkSync(`/proc/${pid}/cwd`), "bottleneck_lsp")).startsWith(WORK);
+  } catch {
+    return false;
+  }
 }
 
 async function waitFor(check: () => boolean | Promise<boolean>, what: string, timeoutMs: number): Promise<void> {
@@ -222,6 +266,19 @@ async function main(): Promise<void> {
     // The extension activates on Python files; its status bar item says it is there.
     await page.locator(".part.statusbar", { hasText: "Bottleneck" }).waitFor({ timeout: 60_000 });
     step("extension active; running Bottleneck: Profile This Script from the F1 palette");
+    // What the status bar says while the job runs, looked at every 100 ms.
+    const statusTexts = new Set<string>();
+    const watching = { on: true };
+    const watcher = (async () => {
+      while (watching.on) {
+        const text = await page.locator(".part.statusbar").innerText().catch(() => "");
+        const mine = text.split("\n").find((part) => part.includes(SCRIPT));
+        if (mine !== undefined) {
+          statusTexts.add(mine.trim());
+        }
+        await page.waitForTimeout(100);
+      }
+    })();
     await palette(page, "Bottleneck: Profile This Script");
 
     // The server's work-done progress, shown by the extension as a cancellable notification.
@@ -260,6 +317,12 @@ async function main(): Promise<void> {
       fail(`the hottest lens is above "${hottest?.[0] ?? "nothing"}", not the planted line`);
     }
     step(`planted line's code lens: ${planted}`);
+    watching.on = false;
+    await watcher;
+    step(`status bar while profiling: ${JSON.stringify([...statusTexts])}`);
+    if (![...statusTexts].some((text) => /pass \d\/\d: (sample|cprofile|cpu)/.test(text))) {
+      fail("the status bar never said which pass was running");
+    }
 
     await page.keyboard.press("Control+Shift+M");
     const row = page.locator(".markers-panel .monaco-list-row", { hasText: `Ln ${HOT_LINE}` }).first();
@@ -296,10 +359,10 @@ async function main(): Promise<void> {
     await palette(page, "Bottleneck: Profile This Script");
     const again = page.locator(".notification-toast", { hasText: `Profiling ${SCRIPT}` }).first();
     await again.waitFor({ state: "visible", timeout: 60_000 });
-    await waitFor(() => processes("bottleneck_lsp.runner").length > 0, "a runner to start", 60_000);
+    await waitFor(() => runners().length > 0, "a runner to start", 60_000);
     await again.locator(".monaco-button, .action-label", { hasText: "Cancel" }).first().click();
     await page.locator(".part.statusbar", { hasText: "cancelled" }).waitFor({ timeout: 60_000 });
-    await waitFor(() => processes("bottleneck_lsp.runner").length === 0, "the runners to exit", 30_000);
+    await waitFor(() => runners().length === 0, "the runners to exit", 30_000);
     step("cancelled from the progress notification: status bar says so, no runner left");
     if (outside.length > 0) {
       step(`blocked requests to other hosts: ${[...new Set(outside)].slice(0, 5).join(", ")}`);

@@ -1,6 +1,7 @@
 // The server's work-done progress as a cancellable notification. vscode-languageclient
 // would show it in the status bar only, where it cannot be cancelled; cancelling here sends
-// window/workDoneProgress/cancel, and the server kills the job's process group.
+// window/workDoneProgress/cancel, and the server kills the job's process group. Its messages
+// (the pass running, the top line so far) also go to the status item.
 import * as vscode from "vscode";
 import {
   type LanguageClient,
@@ -10,13 +11,14 @@ import {
   WorkDoneProgressCreateRequest,
 } from "vscode-languageclient/node";
 
-export function showServerProgress(client: LanguageClient): void {
+/** `onMessage`: each begin and report message as it comes (the status item shows them). */
+export function showServerProgress(client: LanguageClient, onMessage: (message: string) => void): void {
   client.onRequest(WorkDoneProgressCreateRequest.type, ({ token }) => {
-    follow(client, token);
+    follow(client, token, onMessage);
   });
 }
 
-function follow(client: LanguageClient, token: ProgressToken): void {
+function follow(client: LanguageClient, token: ProgressToken, onMessage: (message: string) => void): void {
   let finish: (() => void) | undefined;
   let report: vscode.Progress<{ message?: string; increment?: number }> | undefined;
   let reported = 0;
@@ -26,6 +28,9 @@ function follow(client: LanguageClient, token: ProgressToken): void {
       reported = Math.max(reported, percentage);
     }
     report?.report({ message, increment });
+    if (message) {
+      onMessage(message);
+    }
   };
   const listener = client.onProgress(WorkDoneProgress.type, token, (value) => {
     switch (value.kind) {

@@ -136,7 +136,9 @@ export class ServerController implements vscode.Disposable {
       void vscode.window.showErrorMessage(`Bottleneck: the server did not start: ${detail}`);
       return undefined;
     }
-    showServerProgress(client);
+    showServerProgress(client, (message) => {
+      this.status.progress(message);
+    });
     this.client = client;
     this.interpreter = interpreter;
     this.status.server("running", `${interpreter.path} (${interpreter.from}); ${settings.serverSource} server`);

@@ -97,3 +97,17 @@ async def test_a_killed_server_takes_its_warm_fork_server_along() -> None:
         assert await until(lambda: not our_folders() - before), "its private folder was left behind"
     finally:
         await client.stop()
+
+
+async def test_fork_off_runs_each_pass_in_a_fresh_interpreter() -> None:
+    client, pid = await session({"fork": False, "passes": ["cprofile", "cpu"]})
+    try:
+        result = await execute(client, "bottleneck.profile", {"uri": uri_of("fn_call.py")})
+        assert result["status"] == "ok"
+        assert fork_servers(pid) == [] and said(client, "ready in") == []
+        report = await execute(client, "bottleneck.report", uri_of("fn_call.py"))
+        assert report["text"].count("start-up, not charged to lines: import torch") == 2
+        assert "forked with torch loaded" not in report["text"]
+    finally:
+        await client.shutdown_session()
+        await client.stop()

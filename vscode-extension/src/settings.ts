@@ -24,6 +24,7 @@ export interface ExtensionSettings {
   codeLens: boolean;
   exactLines: boolean;
   eventBudget: number;
+  fork: boolean;
   keepWarm: boolean;
   warmIdleMinutes: number;
 }
@@ -56,6 +57,7 @@ const VALID: { [K in keyof ExtensionSettings]: (v: unknown) => v is ExtensionSet
   codeLens: isBool,
   exactLines: isBool,
   eventBudget: count,
+  fork: isBool,
   keepWarm: isBool,
   warmIdleMinutes: positive,
 };
@@ -144,6 +146,7 @@ export function serverSettings(settings: ExtensionSettings, python: string): Rec
     codeLens: settings.codeLens,
     exactLines: settings.exactLines,
     eventBudget: settings.eventBudget,
+    fork: settings.fork,
     keepWarm: settings.keepWarm,
     warmIdleMinutes: settings.warmIdleMinutes,
   };

@@ -84,6 +84,7 @@ test("server settings use the server's camelCase keys and the server's interpret
     codeLens: DEFAULTS.codeLens,
     exactLines: DEFAULTS.exactLines,
     eventBudget: DEFAULTS.eventBudget,
+    fork: true,
     keepWarm: true,
     warmIdleMinutes: 15,
   });

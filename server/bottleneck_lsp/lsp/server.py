@@ -290,6 +290,7 @@ def _spec(ls: BottleneckServer, arguments: ProfileArguments) -> JobSpec:
         timeout=arguments.timeout if arguments.timeout is not None else settings.timeout,
         exact_lines=settings.exact_lines,
         event_budget=settings.event_budget,
+        fork=settings.fork,
     )
 
 

@@ -29,6 +29,7 @@ class Settings:
     code_lens: bool = True
     exact_lines: bool = _JOB.exact_lines
     event_budget: int = _JOB.event_budget
+    fork: bool = _JOB.fork  # fork the passes from a fork server (False: --no-fork's fresh interpreters)
     keep_warm: bool = True  # keep a fork server per interpreter between profiles (lsp/warm.py)
     warm_idle_minutes: float = 15.0  # ... until it has been idle this long
     problems: tuple[str, ...] = field(default=(), compare=False)
@@ -51,6 +52,7 @@ _KEYS = {
     "codeLens": "code_lens",
     "exactLines": "exact_lines",
     "eventBudget": "event_budget",
+    "fork": "fork",
     "keepWarm": "keep_warm",
     "warmIdleMinutes": "warm_idle_minutes",
 }

@@ -54,6 +54,9 @@ class WarmForks:
         except ForkServerError:
             self.release(python)
             return None
+        except BaseException:  # cancelled while it started: this job no longer uses it
+            self.release(python)
+            raise
 
     def release(self, python: str) -> None:
         warm = self._warm.get(python)

@@ -22,15 +22,12 @@ from pathlib import Path
 from typing import Any
 
 from .contract import FORKSERVER_MODULE, ORIGINAL_PYTHONPATH
-from .process import kill_group
+from .process import Reader, kill_group
 
 _PACKAGE_DIR = Path(__file__).resolve().parent
 READY_TIMEOUT_S = 300.0  # import torch on a cold disk, a network file system
 GONE_TIMEOUT_S = 5.0
 log = logging.getLogger(__name__)
-
-
-Reader = asyncio.StreamReader
 
 
 class ForkServerError(Exception):
@@ -210,7 +207,11 @@ class ForkServer:
             self._pending = asyncio.get_running_loop().create_future()
             try:
                 message = json.dumps({"argv": options}).encode("utf-8") + b"\n"
-                socket.send_fds(self.sock, [message], [null, out_w, err_w])
+                try:
+                    socket.send_fds(self.sock, [message], [null, out_w, err_w])
+                except OSError:
+                    self.gone = True  # its socket is broken: no later pass is sent to it
+                    raise
                 reply = await self._pending
             except BaseException:
                 os.close(out_r)

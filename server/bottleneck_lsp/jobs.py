@@ -334,8 +334,7 @@ class Job:
             try:
                 options = self._runner_args(name, workdir, out, first).options()
                 return await RunnerProcess.fork(name, forks, options, out, output)
-            except (ForkServerError, OSError) as exc:  # it died: this and later passes start afresh
-                forks.gone = True
+            except (ForkServerError, OSError) as exc:  # this pass starts afresh (and later ones, if it died)
                 self._fork_note = f"this pass started its own interpreter (the fork server failed: {exc})"
         return await RunnerProcess.start(
             name,

@@ -29,6 +29,8 @@ const CODE_SERVER = join(HERE, "code-server", "node_modules", ".bin", "code-serv
 const CHROMIUM = process.env.BOTTLENECK_E2E_CHROMIUM ?? "/usr/bin/chromium";
 const PYTHON = process.env.BOTTLENECK_E2E_PYTHON;
 const SCRIPT = "hot_loop.py";
+// A script that runs for minutes: the cancel step must find its job still running.
+const SLOW = "slow_loop.py";
 const HOT_LINE = 6; // y = torch.tanh(x @ x)
 const PROFILE_TIMEOUT_MS = 180_000;
 
@@ -72,7 +74,9 @@ function prepare(): { env: NodeJS.ProcessEnv; workspace: string; userData: strin
   for (const dir of [workspace, join(workspace, ".vscode"), join(userData, "User"), extensions, home, join(WORK, "tmp")]) {
     mkdirSync(dir, { recursive: true });
   }
-  cpSync(join(HERE, "fixture", SCRIPT), join(workspace, SCRIPT));
+  for (const script of [SCRIPT, SLOW]) {
+    cpSync(join(HERE, "fixture", script), join(workspace, script));
+  }
   writeFileSync(
     join(workspace, ".vscode", "settings.json"),
     JSON.stringify({ "bottleneck.interpreter": PYTHON }, null, 2),
@@ -354,10 +358,17 @@ async function main(): Promise<void> {
     await page.screenshot({ path: join(WORK, "screenshot.png") });
     step(`screenshot: ${join(WORK, "screenshot.png")}`);
 
-    // Cancelling the progress stops the job: its runners go, the status bar says so.
-    await page.locator(".monaco-editor .view-lines").first().click();
+    // Cancelling the progress stops the job: its runners go, the status bar says so. The job
+    // profiles a script that runs for minutes (with a warm fork server, hot_loop.py's whole job
+    // can end before the click lands).
+    await page.keyboard.press("Control+P");
+    await page.locator(".quick-input-widget input").fill(SLOW);
+    await page.locator(".quick-input-list .monaco-list-row", { hasText: SLOW }).first().waitFor();
+    await page.keyboard.press("Enter");
+    await page.locator(".monaco-editor .view-lines", { hasText: "deadline" }).first().waitFor({ timeout: 30_000 });
+    await page.locator(".monaco-editor .view-lines", { hasText: "deadline" }).first().click();
     await palette(page, "Bottleneck: Profile This Script");
-    const again = page.locator(".notification-toast", { hasText: `Profiling ${SCRIPT}` }).first();
+    const again = page.locator(".notification-toast", { hasText: `Profiling ${SLOW}` }).first();
     await again.waitFor({ state: "visible", timeout: 60_000 });
     await waitFor(() => runners().length > 0, "a runner to start", 60_000);
     await again.locator(".monaco-button, .action-label", { hasText: "Cancel" }).first().click();

@@ -32,6 +32,17 @@ def test_an_operator_keeps_its_time_and_the_next_line_does_not_get_it() -> None:
     assert lines[hot]["python_s"] < 0.2 * lines[hot]["wall_s"]  # in a C call, not Python
 
 
+def test_python_that_calls_builtins_keeps_its_time_after_a_long_c_call() -> None:
+    """A timer tick is handled at the end of a call: in a comprehension of ``math.sqrt``
+    calls, every tick lands there. Such ticks once went to the long C call the thread had
+    seen before (the matmul line, 92-98% of the wall time against about 70% measured)."""
+    doc = run_job("calls_after_c.py", passes=("sample",))
+    lines = sampled_lines(doc)
+    hot, python = marker_line("calls_after_c.py"), marker_line("calls_after_c.py", "# PYTHON")
+    assert lines.get(python, {"wall_share": 0.0})["wall_share"] > 0.1, lines
+    assert lines[hot]["wall_share"] > lines[python]["wall_share"]
+
+
 def test_the_first_line_shown_is_the_hot_one_in_the_cli() -> None:
     done = subprocess.run(
         [CLI, "profile", str(SCRIPTS / "next_line.py")], capture_output=True, text=True, timeout=300

@@ -45,6 +45,7 @@ COLUMNS = ("wall", "op CPU")
 TRUTH = {"wall": ("seconds", "total"), "op CPU": ("cpu_seconds", "cpu_total")}
 ONLY = re.compile(r"#\s*fidelity:.*\bcolumns=([\w,]+)")  # e.g. columns=wall: compare only these
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS")
+TIE = 0.02  # planted lines measured within 2 points of the top one are tied with it
 RUNS = 3  # timing runs and profiled runs per script, interleaved; medians are compared
 EXPECT_CALL_SITE = "expect=call-site"  # planted lines the profiler cannot see (TorchScript)
 
@@ -81,15 +82,24 @@ class Outcome:
         return max(self.planted, key=lambda p: p.measured_share)
 
     @property
+    def acceptable_tops(self) -> list[Planted]:
+        """The planted line with the most measured time, and any within ``TIE`` of it: two
+        lines measured at 32% and 33% are both the hot line (which one the profiled runs put
+        first is a coin toss, and the user is shown both)."""
+        best = self.expected_top.measured_share
+        return [p for p in self.planted if p.measured_share >= best - TIE]
+
+    @property
     def top_right(self) -> bool:
         """In every run, the CLI's first compiler-style line and the server's summary name
-        the planted line with the most measured time."""
-        want = (self.expected_top.file, self.expected_top.line)
-        name = f"top line {os.path.basename(want[0])}:{want[1]} "
+        the planted line with the most measured time (or one tied with it)."""
+        tops = self.acceptable_tops
+        wants = {(p.file, p.line) for p in tops}
+        names = [f"top line {os.path.basename(p.file)}:{p.line} " for p in tops]
         return (
             bool(self.shown_first)
-            and all(first == want for first in self.shown_first)
-            and all(name in summary for summary in self.summary_top)
+            and all(first in wants for first in self.shown_first)
+            and all(any(name in summary for name in names) for summary in self.summary_top)
         )
 
     @property

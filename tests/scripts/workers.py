@@ -15,7 +15,7 @@ def main():
     loader = DataLoader(data, batch_size=32, num_workers=2)
     weight = torch.randn(32, 4096)
     for inputs, _targets in loader:
-        for _ in range(40):
+        for _ in range(200):  # well above the workers' start-up, which the loop line waits for
             h = torch.tanh(inputs @ weight)  # HOT
 
 

@@ -12,17 +12,19 @@ with the main thread's CPU clock alongside:
   holds the GIL, and the thread's look waits for it and lands late, wherever the GIL is
   released next;
 - a wall-clock timer (``ITIMER_REAL``, every ``signal_interval``: 0.5 ms) is handled in the
-  main thread between bytecodes. A tick handled on time (one interval after the previous
-  one) sees Python code as it runs. A late tick was held back by a C call; it charges the
-  time since the last look to the line of the C call the thread saw last (which ran until
-  just now), and nothing to where it was handled.
+  main thread between bytecodes and at the end of calls. Its ticks arrive at fixed times;
+  one handled on time (soon after it arrived) sees the line running now: Python, or a
+  short C call that line made and that just returned. A late tick was held back by a C
+  call; it charges the time since the last look, once, to the line of the C call the
+  thread saw last (which ran until just now), and nothing to where it was handled.
 
-So the time around a switch between Python and C is misplaced by at most about one
-interval, and a C call shorter than the thread's interval that no look saw may go
-uncounted rather than onto the wrong line. "Python time" is what the on-time ticks
-charged (and the thread's looks at Python code when there is no timer). A C call that
-holds the GIL delays both kinds of look until it returns. Threads other than the main one
-are counted apart, by wall time per line.
+So the time around a switch between Python and C is misplaced by about half an interval
+(C time found just after a look at Python on another line gives half an interval back to
+that line: the expected time before the call began), and a C call shorter than the
+thread's interval that no look saw may go uncounted rather than onto the wrong line.
+"Python time" is what the on-time ticks charged (and the thread's looks at Python code
+when there is no timer). A C call that holds the GIL delays both kinds of look until it
+returns. Threads other than the main one are counted apart, by wall time per line.
 
 The timer is the process's one ``ITIMER_REAL`` (SIGALRM): when the script reaches for it
 (``signal.alarm``, ``signal.setitimer(ITIMER_REAL)``, ``signal.signal(SIGALRM)``), the timer
@@ -176,6 +178,40 @@ def _loop_jumps(code: CodeType) -> dict[int, int]:
     return out
 
 
+# Where Python checks for pending signals (3.11+: at these, and nowhere else; a binary
+# operator such as ``a @ b`` is not one, so a tick it holds back is handled at the next).
+_CHECK_OPS = frozenset(
+    dis.opmap[name]
+    for name in (
+        "RESUME",
+        "JUMP_BACKWARD",
+        "CALL",
+        "CALL_FUNCTION",
+        "CALL_METHOD",
+        "CALL_FUNCTION_EX",
+        "CALL_KW",
+    )
+    if name in dis.opmap
+)
+
+
+@functools.lru_cache(maxsize=4096)
+def _held_here(code: CodeType, offset: int) -> bool:
+    """Whether a tick held back by a C call and handled at ``offset`` (the end of a call)
+    was held by a C call of that same line: every C call since the previous check point
+    is on it. ``return d.mean()`` after ``d = c @ b`` is not (the matmul, one line up,
+    may have held it); ``return (a @ a).sum()`` is."""
+    if not 0 <= offset < len(code.co_code) or code.co_code[offset] not in _C_CALL_OPS:
+        return False
+    line = _line_before(code, offset)
+    for ins in reversed([i for i in dis.get_instructions(code) if i.offset < offset]):
+        if ins.opcode in _CHECK_OPS:
+            return True
+        if ins.opcode in _C_CALL_OPS and _line_before(code, ins.offset) != line:
+            return False
+    return True
+
+
 def _line_of(frame: FrameType) -> int:
     """The line a look at ``frame`` is charged to. Python lets the sampler see the main
     thread only at check points: calls, and the jump back to a loop's head. A look at that
@@ -218,8 +254,11 @@ class ThreadSampler:
         self._last_signal = 0
         self._last_charge = 0
         self._c_seen: tuple[tuple[str, int], str] | None = None  # the last look saw a C call there
+        self._python_seen: tuple[tuple[str, int], str] | None = None  # ... or Python running there
         self._signal_ns = int(signal_interval * 1e9)
         self._late_ns = int(signal_interval * 1.25e9)
+        self._held_ns = int(signal_interval * 0.16e9)  # handled this long after it arrived: held
+        self._timer_start = 0  # the timer's ticks arrive at this + k * interval
         self.late_signals = 0
         self._busy = False  # a look is charging: a signal arriving meanwhile skips its turn
         self._previous_handler: Any = None
@@ -243,15 +282,36 @@ class ThreadSampler:
         return None
 
     def _charge(
-        self, table: dict[Any, _Line], key: Any, frame: FrameType, wall: int, cpu: int, python: int
+        self,
+        table: dict[Any, _Line],
+        key: Any,
+        function: str,
+        wall: int,
+        cpu: int,
+        python: int,
+        look: int = 1,
     ) -> None:
         entry = table.get(key)
         if entry is None:
-            entry = table[key] = _Line(frame.f_code.co_name)
-        entry.ticks += 1
+            entry = table[key] = _Line(function)
+        entry.ticks += look
         entry.wall_ns += wall
         entry.cpu_ns += cpu
         entry.python_ns += python
+
+    def _charge_main(self, key: tuple[str, int], function: str, wall: int, cpu: int, python: bool) -> None:
+        """Charge the main thread's time since the last charge to ``key``. Time found in a C
+        call right after a look saw Python on another line began on that line: the C call
+        started somewhere between that look and the next tick, which would have seen it
+        running Python (half a timer interval, on average, goes back to the Python line)."""
+        before = self._python_seen
+        if not python and before is not None and before[0] != key and wall > 0:
+            part = min(wall, self._signal_ns if not self.timer_released else wall) // 2
+            part_cpu = cpu * part // wall
+            self._charge(self.lines, before[0], before[1], part, part_cpu, part, look=0)
+            wall, cpu = wall - part, cpu - part_cpu
+        self._charge(self.lines, key, function, wall, cpu, wall if python else 0)
+        self._python_seen = (key, function) if python else None
 
     def _cpu_fraction(self) -> float:
         """How much of the time since the last look the main thread spent on a CPU."""
@@ -275,11 +335,12 @@ class ThreadSampler:
         found = self._user_frame(top)
         if found is None:
             self.outside_ns += quantum
+            self._python_seen = None
             return
         path = self._paths[found.f_code.co_filename]
         assert path is not None
         key = (path, _line_of(found))
-        self._charge(self.lines, key, found, quantum, cpu, quantum if python else 0)
+        self._charge_main(key, found.f_code.co_name, quantum, cpu, python)
         if not python:
             self._c_seen = (key, found.f_code.co_name)
 
@@ -294,13 +355,23 @@ class ThreadSampler:
         gap, self._last_signal = now - self._last_signal, now
         self._busy = True
         try:
-            if gap <= self._late_ns and not _in_c_call(frame):
+            # How long ago the latest tick arrived (the timer keeps its phase): a tick handled
+            # well after it arrived was held back by a C call, even one handled soon after the
+            # previous (late) tick.
+            held = (now - self._timer_start) % self._signal_ns
+            if gap <= self._late_ns and held <= self._held_ns:
+                # On time: Python ran here, or a C call shorter than an interval that this
+                # line made and that just returned (handlers run at the end of a call).
                 self.signal_looks += 1
-                self._look(frame, now, min(gap, self._signal_ns), True)
+                self._look(frame, now, min(gap, self._signal_ns), not _in_c_call(frame))
                 return
             self.late_signals += 1
-            seen = self._c_seen
-            if seen is not None:
+            seen, self._c_seen = self._c_seen, None  # that C call is over: charged once
+            if seen is None and _held_here(frame.f_code, frame.f_lasti):
+                # A C call no look saw (shorter than the thread's interval), of this line.
+                self._look(frame, now, min(gap, 2 * self._signal_ns), False)
+                self._c_seen = None
+            elif seen is not None:
                 # The C call the thread saw last ran until just now (this tick waited for
                 # it): the rest of its time is its line's (as seen then: frames move on).
                 key, function = seen
@@ -310,12 +381,7 @@ class ThreadSampler:
                 self.wall_ns += wall
                 cpu = int(wall * self._cpu_fraction())
                 self.cpu_ns += cpu
-                entry = self.lines.get(key)
-                if entry is None:
-                    entry = self.lines[key] = _Line(function)
-                entry.ticks += 1
-                entry.wall_ns += wall
-                entry.cpu_ns += cpu
+                self._charge_main(key, function, wall, cpu, False)
         finally:
             self._busy = False
 
@@ -355,7 +421,8 @@ class ThreadSampler:
                         name = names.get(ident, str(ident))
                     path = self._paths[other.f_code.co_filename]
                     assert path is not None
-                    self._charge(self.other, (name, path, _line_of(other)), other, span, 0, 0)
+                    key = (name, path, _line_of(other))
+                    self._charge(self.other, key, other.f_code.co_name, span, 0, 0)
             del frames, top
             self.overhead_ns += own() - begin
 
@@ -367,6 +434,7 @@ class ThreadSampler:
         if hasattr(signal, "setitimer") and threading.get_ident() == threading.main_thread().ident:
             if signal.getsignal(signal.SIGALRM) in (signal.SIG_DFL, signal.SIG_IGN, None):
                 self._previous_handler = signal.signal(signal.SIGALRM, self._on_signal)
+                self._timer_start = time.perf_counter_ns()
                 signal.setitimer(signal.ITIMER_REAL, self.signal_interval, self.signal_interval)
                 self._guard.install()
         self._thread = threading.Thread(target=self._run, name="bottleneck-sampler", daemon=True)

@@ -33,11 +33,14 @@ REQUESTS = 50
 BIG_LINES = 100_000
 HOT_EVERY = 10  # one torch line in ten: 10,000 hot lines
 
-SMALL = """import torch
+SMALL = """import time
+
+import torch
 
 x = torch.randn(128, 128)
 for _ in range(60):
     x = torch.tanh(x @ x)  # HOT
+time.sleep(0.3)  # forked from a warm fork server, the job would end before a stop lands
 """
 
 

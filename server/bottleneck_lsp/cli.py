@@ -13,11 +13,13 @@ import os
 import sys
 from typing import Any
 
-from . import __version__, report
-from .analysis import Thresholds
+from . import __version__, diffreport, report, sarif
+from .analysis import Thresholds, conclude
+from .compare import Comparison, Regression, compare, regressions
 from .contract import PASSES, unknown_passes
 from .jobs import Job, JobError, JobEvent, JobSpec
 from .model import Document
+from .result import ResultError, load
 
 _JOB = JobSpec(script="")  # the defaults live in JobSpec and Thresholds
 _THRESHOLDS = Thresholds()
@@ -105,6 +107,21 @@ def add_profile_arguments(parser: argparse.ArgumentParser) -> None:
         "(SCRIPT.PASS.raw.json.gz: attach it to a bug report; read it with `bottleneck-lsp replay`)",
     )
     parser.add_argument(
+        "--baseline",
+        metavar="OLD.json",
+        default=None,
+        help="a result (profile --format json) to compare this run with: the report ends with the "
+        "lines that changed most",
+    )
+    parser.add_argument(
+        "--fail-on-regression",
+        type=_share,
+        default=None,
+        metavar="SHARE",
+        help="with --baseline: exit 3 when the total, or a line holding at least --min-share of it, "
+        "is slower than the baseline by more than SHARE (10%% or 0.1), each printed as an error",
+    )
+    parser.add_argument(
         "--no-exact-lines",
         action="store_true",
         help="skip the per-call line marker (faster on tiny-op loops; operator lines become their function)",
@@ -135,6 +152,16 @@ def run_profile(ns: argparse.Namespace) -> int:
     args = list(ns.args)
     if args and args[0] == "--":
         args = args[1:]
+    if ns.fail_on_regression is not None and ns.baseline is None:
+        print("bottleneck-lsp: error: --fail-on-regression needs --baseline", file=sys.stderr)
+        return 2
+    baseline = None
+    if ns.baseline is not None:
+        try:
+            baseline = load_document(ns.baseline)
+        except ResultError as exc:
+            print(f"bottleneck-lsp: error: --baseline: {exc}", file=sys.stderr)
+            return 2
     spec = JobSpec(
         script=ns.script,
         args=tuple(args),
@@ -163,15 +190,71 @@ def run_profile(ns: argparse.Namespace) -> int:
         raw = job.raw_path(name)
         if raw is not None and os.path.exists(raw):
             print(f"bottleneck-lsp: raw recording of the {name} pass: {raw}", file=sys.stderr)
-    _emit(doc, ns)
-    return doc.exit_code if doc.exit_code is not None else 1
+    comparison = compare(baseline, doc) if baseline is not None else None
+    found = []
+    if comparison is not None and ns.fail_on_regression is not None:
+        found = regressions(comparison, ns.fail_on_regression, ns.min_share)
+    _emit(doc, ns, comparison, found)
+    code = doc.exit_code if doc.exit_code is not None else 1
+    if comparison is not None:
+        _gate(comparison, found, ns)
+        if code == 0 and found:
+            code = 3
+    return code
 
 
-def _emit(doc: Document, ns: argparse.Namespace) -> None:
+def load_document(path: str) -> Document:
+    """A result JSON from disk, validated, with its ranking (ResultError says what is wrong)."""
+    doc = Document.from_json(load(path), "result")
+    return doc if doc.ranking is not None else conclude(doc)
+
+
+def _gate(comparison: Comparison, found: list[Regression], ns: argparse.Namespace) -> None:
+    """The comparison with the baseline on stderr, and the regressions as errors."""
+    sys.stderr.write("\n" + diffreport.render(comparison))
+    if ns.fail_on_regression is None:
+        return
+    for line in diffreport.regression_lines(comparison, found, ns.fail_on_regression):
+        print(line, file=sys.stderr)
+    if not found:
+        print(
+            f"bottleneck-lsp: no regression beyond {ns.fail_on_regression * 100:.0f}% since the baseline",
+            file=sys.stderr,
+        )
+
+
+def run_diff(ns: argparse.Namespace) -> int:
+    try:
+        old, new = load_document(ns.old), load_document(ns.new)
+    except ResultError as exc:
+        print(f"bottleneck-lsp: error: {exc}", file=sys.stderr)
+        return 2
+    comparison = compare(old, new)
+    if ns.format == "json":
+        text = json.dumps(diffreport.to_json(comparison), indent=1) + "\n"
+    else:
+        text = diffreport.render(comparison)
+    if ns.output:
+        with open(ns.output, "w", encoding="utf-8") as handle:
+            handle.write(text)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def _emit(
+    doc: Document,
+    ns: argparse.Namespace,
+    comparison: Comparison | None = None,
+    found: list[Regression] | None = None,
+) -> None:
     """The document as the chosen format, on stdout or in ``--output``."""
     thresholds = Thresholds(min_share=ns.min_share, top=ns.top)
     if ns.format == "json":
         text = json.dumps(doc.to_json(), indent=1) + "\n"
+    elif ns.format == "sarif":
+        threshold = getattr(ns, "fail_on_regression", None)
+        text = json.dumps(sarif.render(doc, thresholds, comparison, found, threshold), indent=1) + "\n"
     else:
         text = report.render(doc, thresholds, cwd=os.getcwd())
     if ns.output:
@@ -196,7 +279,11 @@ def run_replay(ns: argparse.Namespace) -> int:
 
 def _add_output_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--format", choices=("text", "json"), default="text", help="report format (default: text)"
+        "--format",
+        choices=("text", "json", "sarif"),
+        default="text",
+        help="report format: text, json (the result document), sarif (SARIF 2.1.0: hot lines, and "
+        "--fail-on-regression's findings, for code scanning) (default: text)",
     )
     parser.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE instead of stdout")
     top, share = _THRESHOLDS.top, _THRESHOLDS.min_share
@@ -271,6 +358,17 @@ def main(argv: list[str] | None = None) -> int:
         help="where the recorded script's folder is on this machine (default: the recording's folder)",
     )
     _add_output_arguments(replay)
+    diff = sub.add_parser(
+        "diff",
+        help="compare two results (profile --format json) line by line",
+        description="Per line, the change in wall time, op CPU time and device time between two runs, "
+        "in seconds and in share. Lines are matched by file, text and function, so edits that move "
+        "them still match; lines in one run only are listed apart.",
+    )
+    diff.add_argument("old", help="the earlier result (JSON)")
+    diff.add_argument("new", help="the later result (JSON)")
+    diff.add_argument("--format", choices=("text", "json"), default="text", help="(default: text)")
+    diff.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
     ns = parser.parse_args(argv)
     if ns.command == "serve":
         from .lsp.server import serve as run_server
@@ -282,6 +380,8 @@ def main(argv: list[str] | None = None) -> int:
         return run_server(ns.tcp, ns.log_level, ns.socket, ns.token_file, ns.no_auth)
     if ns.command == "replay":
         return run_replay(ns)
+    if ns.command == "diff":
+        return run_diff(ns)
     return run_profile(ns)
 
 

@@ -12,6 +12,8 @@ export const COMMANDS = {
   stop: "bottleneck-vscode.stop",
   clear: "bottleneck-vscode.clear",
   report: "bottleneck-vscode.report",
+  pinBaseline: "bottleneck-vscode.pinBaseline",
+  clearBaseline: "bottleneck-vscode.clearBaseline",
   restart: "bottleneck-vscode.restart",
 } as const;
 
@@ -42,6 +44,8 @@ export class Commands {
       on(COMMANDS.stop, (uri) => this.stop(uri)),
       on(COMMANDS.clear, () => this.clear()),
       on(COMMANDS.report, (uri) => this.report(uri)),
+      on(COMMANDS.pinBaseline, (uri) => this.baseline("bottleneck.pinBaseline", uri)),
+      on(COMMANDS.clearBaseline, (uri) => this.baseline("bottleneck.clearBaseline", uri)),
       on(COMMANDS.restart, () => this.server.restart()),
     ];
   }
@@ -176,6 +180,13 @@ export class Commands {
   private async clear(): Promise<void> {
     await this.server.execute("bottleneck.clear", []);
     this.status.idle();
+  }
+
+  private async baseline(command: string, uri: vscode.Uri | undefined): Promise<void> {
+    // Pin: the script's last result becomes what its lenses compare with ("-35% since
+    // baseline"); clear: they compare with the previous run again.
+    const target = uri ?? vscode.window.activeTextEditor?.document.uri;
+    await this.server.execute(command, target?.scheme === "file" ? [target.toString()] : []);
   }
 
   private async report(target: vscode.Uri | undefined): Promise<void> {

@@ -17,6 +17,8 @@ from pygls import uris
 
 from .. import analysis, wording
 from ..analysis import Hotspot, Thresholds
+from ..compare import ADDED, LineChange, compare
+from ..diffreport import percent
 from ..model import Document, ForwardLink, Function, Pass
 
 SOURCE = "bottleneck"
@@ -33,6 +35,8 @@ class Annotation:
     failed: Pass | None = None  # the pass where the script failed here (its ``error``)
     function: Function | None = None  # a hot function's def line (cProfile)
     column: int = 0  # 0-based
+    since: LineChange | None = None  # the line in the run compared with (previous or baseline)
+    since_label: str = ""  # "last run", "baseline"
     # Text that does not depend on where the line is now (lens title, a diagnostic's body),
     # made once: edits move annotations, and a file may hold thousands of them. Shared
     # by the moved copies.
@@ -49,6 +53,8 @@ class Annotation:
             self.failed,
             self.function,
             self.column,
+            self.since,
+            self.since_label,
             self.memo,
         )
 
@@ -69,10 +75,16 @@ def _line_text(path: str, line: int) -> str:
     return ""
 
 
-def build(doc: Document, thresholds: Thresholds) -> list[Annotation]:
+def build(
+    doc: Document, thresholds: Thresholds, since: Document | None = None, since_label: str = "last run"
+) -> list[Annotation]:
     """Every annotation for one result: hot lines (one per line, the rows that pass the
-    thresholds), hot functions, the script's error."""
+    thresholds), hot functions, the script's error. With ``since`` (an earlier result of
+    the script), each hot line carries its change since then."""
     script = doc.script
+    changes: dict[int, LineChange] = {}
+    if since is not None:
+        changes = {id(c.new): c for c in compare(since, doc).lines if c.new is not None}
     out = [
         Annotation(
             script,
@@ -81,6 +93,8 @@ def build(doc: Document, thresholds: Thresholds) -> list[Annotation]:
             row.text or _line_text(row.file, row.line),
             row,
             column=max(row.column - 1, 0),
+            since=changes.get(id(row)),
+            since_label=since_label,
         )
         for row in analysis.hotspots(doc, thresholds)
         if row.line >= 1  # a position the editor can show
@@ -208,7 +222,19 @@ def _lens_title(a: Annotation) -> str:
     if a.function is not None:
         f = a.function
         return f"tottime {f.tottime_s:.2f} s · cumtime {f.cumtime_s:.2f} s · {f.ncalls} calls"
-    return wording.lens(a.row) if a.row is not None else ""
+    if a.row is None:
+        return ""
+    change = since_text(a)
+    return wording.lens(a.row) + (f" · {change}" if change else "")
+
+
+def since_text(a: Annotation) -> str:
+    """ "-35% since last run", "new since baseline", or "" when there is nothing to compare."""
+    if a.since is None or a.row is None:
+        return ""
+    if a.since.status == ADDED:
+        return f"new since {a.since_label}"
+    return f"{percent(a.since.change(a.row.kind))} since {a.since_label}"
 
 
 def code_lens(a: Annotation) -> types.CodeLens | None:
@@ -236,6 +262,12 @@ def hover(annotations: list[Annotation], doc: Document | None) -> str:
         row = a.row
         if row is None:
             continue
+        if a.since is not None and a.since.status != ADDED:
+            before, after = a.since.time_s(row.kind, False), a.since.time_s(row.kind, True)
+            notes.append(
+                f"Since {a.since_label}: {analysis.SHORT[row.kind]} {before * 1000:.1f} ms → "
+                f"{after * 1000:.1f} ms ({percent(a.since.change(row.kind))})."
+            )
         for kind in analysis.COLUMNS:
             cell = row.columns.get(kind)
             if cell is None:

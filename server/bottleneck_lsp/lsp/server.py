@@ -48,7 +48,9 @@ PROFILE = "bottleneck.profile"
 STOP = "bottleneck.stop"
 CLEAR = "bottleneck.clear"
 REPORT = "bottleneck.report"
-COMMANDS = [PROFILE, STOP, CLEAR, REPORT]
+PIN = "bottleneck.pinBaseline"
+UNPIN = "bottleneck.clearBaseline"
+COMMANDS = [PROFILE, STOP, CLEAR, REPORT, PIN, UNPIN]
 LOG_OUTPUT_LIMIT = 256 * 1024  # characters of script output streamed per job
 MAX_ARGS = 1000
 PUBLISH_QUIET_S = 0.3  # after an edit, diagnostics are republished once typing pauses
@@ -80,6 +82,8 @@ class State:
     settings: Settings = field(default_factory=Settings)
     running: dict[str, Running] = field(default_factory=dict)  # script path -> job
     results: dict[str, Document] = field(default_factory=dict)  # script path -> its result
+    previous: dict[str, Document] = field(default_factory=dict)  # ... the run before it
+    baselines: dict[str, Document] = field(default_factory=dict)  # ... pinned by the user
     last_script: str | None = None
     annotations: dict[str, list[notes.Annotation]] = field(default_factory=dict)  # uri -> list
     report_dir: str | None = None
@@ -224,7 +228,10 @@ class BottleneckServer(LanguageServer):
                 state.annotations[uri] = kept
         if doc is not None:
             state.results[script] = doc
-            added = notes.build(doc, state.settings.thresholds)
+            since, label = state.baselines.get(script), "baseline"
+            if since is None:
+                since, label = state.previous.get(script), "last run"
+            added = notes.build(doc, state.settings.thresholds, since, label)
             for a in added:
                 state.annotations.setdefault(a.uri, []).append(a)
                 touched.add(a.uri)
@@ -452,6 +459,10 @@ async def profile(ls: BottleneckServer, arguments: ProfileArguments) -> dict[str
     script = job.spec.script
     _warn_unsaved(ls, script)
     previous = ls.state.running.get(script)
+    if previous is None and script in ls.state.results:
+        # What the lenses compare with ("-35% since last run"); a restart keeps the one
+        # from before the run it replaces.
+        ls.state.previous[script] = ls.state.results[script]
     if previous is not None:
         ls.log(f"{os.path.basename(script)}: restarting the running profile")
         previous.job.stop()
@@ -509,19 +520,59 @@ def clear(ls: BottleneckServer, *args: Any) -> dict[str, Any]:
     return {"cleared": ls.clear()}
 
 
+def _last_result(ls: BottleneckServer, args: tuple[Any, ...]) -> tuple[str, Document]:
+    """The script a command names (its URI argument, or the last one profiled) and its
+    last result; JobError says what is missing."""
+    script = _script_path(args[0]) if args and args[0] is not None else ls.state.last_script
+    doc = ls.state.results.get(script) if script else None
+    if script is None or doc is None:
+        raise JobError("No profile yet: run bottleneck.profile on a script first.")
+    return script, doc
+
+
+@server.command(PIN)
+async def pin_baseline(ls: BottleneckServer, *args: Any) -> dict[str, Any]:
+    """Pin a script's last result (the given script URI, or the last one profiled) as the
+    baseline its later runs are compared with, until it is cleared."""
+    try:
+        script, doc = _last_result(ls, args)
+    except JobError as exc:
+        return _fail(ls, str(exc))
+    ls.state.baselines[script] = doc
+    ls.replace_results(script, doc)
+    await ls.refresh_lenses()
+    ls.log(f"{os.path.basename(script)}: baseline pinned (the run of {doc.created or 'now'})")
+    return {"pinned": uris.from_fs_path(script), "created": doc.created}
+
+
+@server.command(UNPIN)
+async def clear_baseline(ls: BottleneckServer, *args: Any) -> dict[str, Any]:
+    """Clear the pinned baseline (of the given script URI, or of every script): lenses
+    compare with the previous run again."""
+    targets = list(ls.state.baselines)
+    if args and args[0] is not None:
+        try:
+            targets = [_script_path(args[0])]
+        except JobError as exc:
+            return _fail(ls, str(exc))
+    cleared = [t for t in targets if ls.state.baselines.pop(t, None) is not None]
+    for script in cleared:
+        doc = ls.state.results.get(script)
+        if doc is not None:
+            ls.replace_results(script, doc)
+    if cleared:
+        await ls.refresh_lenses()
+    return {"cleared": [uris.from_fs_path(t) for t in cleared]}
+
+
 @server.command(REPORT)
 async def show_report(ls: BottleneckServer, *args: Any) -> dict[str, Any]:
     """The last run's full text report (of the given script, or the last one profiled),
     written to a private file the client is asked to show."""
-    script = ls.state.last_script
-    if args and args[0] is not None:
-        try:
-            script = _script_path(args[0])
-        except JobError as exc:
-            return _fail(ls, str(exc))
-    doc = ls.state.results.get(script) if script else None
-    if doc is None:
-        return _fail(ls, "No profile yet: run bottleneck.profile on a script first.")
+    try:
+        _script, doc = _last_result(ls, args)
+    except JobError as exc:
+        return _fail(ls, str(exc))
     # Off the event loop: a result with thousands of lines takes a second or more to render,
     # and lenses and hovers must not wait (the document is replaced, never changed, meanwhile).
     text = await asyncio.to_thread(report.render, doc, ls.state.settings.thresholds)

@@ -1,0 +1,179 @@
+"""Before and after, from real runs: a script whose planted line becomes 3x cheaper (and
+moves down a line). `bottleneck-lsp diff` names it as the top improvement; the CI gate
+passes on the improvement and fails, with a compiler-style error on that line, when the
+change is reversed."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from lsprotocol import types
+from pygls import uris
+from pytest_lsp import LanguageClient
+
+from lsp_helpers import execute
+
+CLI = os.path.join(os.path.dirname(sys.executable), "bottleneck-lsp")
+
+SCRIPT = """import torch
+
+rows = {rows}{comment}
+x = torch.randn(600, 600)
+w = torch.randn(600, 600)
+for _ in range(30):
+    a = x[:rows] @ w  # PLANTED: its cost follows rows
+    b = torch.tanh(x[:100] @ w)  # STEADY: the planted line stays the hottest, before and after
+"""
+
+
+def write(path: Path, rows: int, moved: bool) -> None:
+    path.write_text(
+        SCRIPT.format(rows=rows, comment="\n# one more line: the planted line moves" if moved else "")
+    )
+
+
+def line_of(path: Path, marker: str) -> int:
+    return next(i for i, text in enumerate(path.read_text().splitlines(), 1) if marker in text)
+
+
+def profile(script: Path, out: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [CLI, "profile", "--passes", "sample,cpu", "--format", "json", "-o", str(out), *extra, str(script)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    folder = tmp_path_factory.mktemp("compare")
+    script = folder / "train.py"
+    write(script, rows=600, moved=False)
+    done = profile(script, folder / "old.json")
+    assert done.returncode == 0, done.stderr[-2000:]
+    write(script, rows=200, moved=True)  # the planted line: a third of the rows, one line down
+    done = profile(script, folder / "new.json")
+    assert done.returncode == 0, done.stderr[-2000:]
+    return {"script": script, "old": folder / "old.json", "new": folder / "new.json", "folder": folder}
+
+
+def diff(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([CLI, "diff", *args], capture_output=True, text=True, timeout=120)
+
+
+def test_diff_names_the_cheaper_line_as_the_top_improvement(runs: dict[str, Path]) -> None:
+    planted = line_of(runs["script"], "# PLANTED")
+    done = diff(str(runs["old"]), str(runs["new"]))
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    first = lines[lines.index("Improved:") + 1]
+    # moved one line down, matched by its text: "train.py:8 (was 7): ... -> ... (-6x%; ...)"
+    assert first.startswith(f"  train.py:{planted} (was {planted - 1}): "), done.stdout
+    change = re.search(r"\((-\d+)%;", first)
+    assert change is not None and int(change.group(1)) <= -40, first
+    assert "wall time on your lines:" in done.stdout
+
+    data = json.loads(diff("--format", "json", str(runs["old"]), str(runs["new"])).stdout)
+    assert data["schema"] == "bottleneck-lsp.diff" and data["ordered_by"] == "wall-time"
+    row = next(r for r in data["lines"] if "# PLANTED" in r["text"])
+    assert row["status"] == "matched" and (row["old_line"], row["new_line"]) == (planted - 1, planted)
+    assert row["columns"]["cpu-op-time"]["change"] < -0.4  # the op column says so too
+    assert data["totals"]["wall-time"]["new_s"] < data["totals"]["wall-time"]["old_s"]
+
+
+def test_the_gate_passes_on_the_improvement_and_fails_when_it_is_reversed(runs: dict[str, Path]) -> None:
+    folder, script = runs["folder"], runs["script"]
+    better = profile(
+        script, folder / "gate.json", "--baseline", str(runs["old"]), "--fail-on-regression", "50%"
+    )
+    assert better.returncode == 0, better.stderr[-3000:]
+    assert "no regression beyond 50% since the baseline" in better.stderr
+
+    write(script, rows=600, moved=True)  # the change reversed: 3x dearer than the new baseline
+    worse = profile(
+        script, folder / "gate.json", "--baseline", str(runs["new"]), "--fail-on-regression", "50%"
+    )
+    assert worse.returncode == 3, worse.stderr[-3000:]
+    planted = line_of(script, "# PLANTED")
+    errors = [line for line in worse.stderr.splitlines() if ": error: " in line]
+    assert any(
+        re.match(rf"{re.escape(str(script))}:{planted}:\d+: error: wall time \+\d+% since", e) for e in errors
+    ), errors
+    # the document itself is written as usual
+    assert json.loads((folder / "gate.json").read_text())["status"] == "ok"
+
+
+def test_a_bad_baseline_is_refused_before_anything_runs(tmp_path: Path) -> None:
+    bad = tmp_path / "old.json"
+    bad.write_text('{"schema": "something else"}')
+    script = tmp_path / "never.py"
+    script.write_text("open('ran', 'w').close()\n")
+    done = profile(script, tmp_path / "out.json", "--baseline", str(bad), "--fail-on-regression", "10%")
+    assert done.returncode == 2 and "--baseline" in done.stderr and "not a valid result" in done.stderr
+    assert not (tmp_path / "ran").exists()
+    alone = profile(script, tmp_path / "out.json", "--fail-on-regression", "10%")
+    assert alone.returncode == 2 and "needs --baseline" in alone.stderr
+    missing = diff(str(tmp_path / "nope.json"), str(bad))
+    assert missing.returncode == 2 and "bottleneck-lsp: error:" in missing.stderr
+
+
+async def lens_on(client: LanguageClient, uri: str, line: int) -> str:
+    lenses = await client.text_document_code_lens_async(
+        types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    )
+    titles = [
+        lens.command.title for lens in lenses or [] if lens.range.start.line == line - 1 and lens.command
+    ]
+    assert titles, (
+        f"no lens on line {line}",
+        [(lens.range.start.line, lens.command.title if lens.command else None) for lens in lenses or []],
+    )
+    return titles[0]
+
+
+async def test_the_editor_shows_each_lines_change_since_the_last_run_or_the_pinned_baseline(
+    vscode_client: LanguageClient, tmp_path: Path
+) -> None:
+    client = vscode_client
+    script = tmp_path / "train.py"
+    uri = uris.from_fs_path(str(script)) or ""
+
+    async def run() -> int:
+        result = await execute(client, "bottleneck.profile", {"uri": uri, "passes": ["sample", "cpu"]})
+        assert result["status"] == "ok", result
+        return line_of(script, "# PLANTED")
+
+    write(script, rows=600, moved=False)
+    first = await lens_on(client, uri, await run())
+    assert "since" not in first  # nothing to compare with yet
+
+    write(script, rows=200, moved=True)
+    planted = await run()
+    title = await lens_on(client, uri, planted)
+    change = re.search(r" · (-\d+)% since last run$", title)
+    assert change is not None and int(change.group(1)) <= -40, title
+    hover = await client.text_document_hover_async(
+        types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            position=types.Position(line=planted - 1, character=4),
+        )
+    )
+    assert hover is not None and "Since last run: wall " in hover.contents.value  # type: ignore[union-attr]
+
+    pinned = await execute(client, "bottleneck.pinBaseline", uri)
+    assert pinned["pinned"] == uri
+    write(script, rows=600, moved=True)  # 3x dearer than the pinned run
+    title = await lens_on(client, uri, await run())
+    change = re.search(r" · \+(\d+)% since baseline$", title)
+    assert change is not None and int(change.group(1)) >= 60, title
+
+    cleared = await execute(client, "bottleneck.clearBaseline", uri)
+    assert cleared["cleared"] == [uri]
+    assert (await lens_on(client, uri, planted)).endswith("since last run")

@@ -27,6 +27,7 @@ from .model import (
     SampledLine,
     Verdict,
 )
+from .rootmap import outermost_root, relative_to
 
 Hotspot = RankedLine  # a ranked row, as the presentation calls it
 
@@ -238,6 +239,8 @@ def ranking(doc: Document) -> Ranking:
     """The one ranking (``doc.ranking``): what the report, the diagnostics, lenses and
     hovers show, in the same order."""
     rows = all_rows(doc)
+    for row in rows:
+        row.path = relative_to(row.file, doc.root) or ""
     return Ranking(
         ranked_by=rows[0].kind if rows else ranking_kind(doc),
         disagreements=disagreements(doc),
@@ -251,8 +254,9 @@ def conclude(doc: Document) -> Document:
     code, CPU/GPU verdict, the one ranking (the verdict first: the ranking reads it)."""
     doc.status, doc.exit_code = overall_status(doc)
     doc.verdict = verdict(doc)
+    doc.root = outermost_root(doc.roots, doc.script)
     doc.ranking = ranking(doc)
-    doc.absent = doc.absent - {"status", "exit_code", "verdict", "ranking"}
+    doc.absent = doc.absent - {"status", "exit_code", "verdict", "ranking", "root"}
     return doc
 
 

@@ -10,19 +10,22 @@ import argparse
 import asyncio
 import json
 import os
+import shutil
 import sys
+import tempfile
 from typing import Any
 
 from . import __version__, diffreport, report, sarif
-from .analysis import Thresholds, conclude
+from .analysis import Thresholds
 from .compare import Comparison, Regression, compare, regressions
 from .contract import PASSES, unknown_passes
 from .jobs import Job, JobError, JobEvent, JobSpec
 from .model import Document
-from .result import ResultError, load
+from .result import ResultError, load_document
 
 _JOB = JobSpec(script="")  # the defaults live in JobSpec and Thresholds
 _THRESHOLDS = Thresholds()
+TIMELINE_FORMATS = ("speedscope", "trace")  # made from an autograd pass's raw recording
 
 
 def _passes(text: str) -> tuple[str, ...]:
@@ -162,6 +165,21 @@ def run_profile(ns: argparse.Namespace) -> int:
         except ResultError as exc:
             print(f"bottleneck-lsp: error: --baseline: {exc}", file=sys.stderr)
             return 2
+    save_raw, scratch = ns.save_raw, None
+    if ns.format in TIMELINE_FORMATS:
+        if ns.format == "trace" and ns.passes is not None and not set(ns.passes) & {"cpu", "cuda"}:
+            print("bottleneck-lsp: error: --format trace needs the cpu or cuda pass", file=sys.stderr)
+            return 2
+        if save_raw is None:  # the timeline is read from the autograd pass's raw recording
+            save_raw = scratch = tempfile.mkdtemp(prefix="bottleneck-lsp-raw-")
+    try:
+        return _profile(ns, args, baseline, save_raw)
+    finally:
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _profile(ns: argparse.Namespace, args: list[str], baseline: Document | None, save_raw: str | None) -> int:
     spec = JobSpec(
         script=ns.script,
         args=tuple(args),
@@ -174,7 +192,7 @@ def run_profile(ns: argparse.Namespace) -> int:
         event_budget=ns.event_budget,
         fork=not ns.no_fork,
         prestart=not ns.no_prestart,
-        save_raw=ns.save_raw,
+        save_raw=save_raw,
     )
     try:
         job = Job(spec, on_event=_Progress(sys.stderr))
@@ -186,27 +204,27 @@ def run_profile(ns: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print("bottleneck-lsp: interrupted", file=sys.stderr)
         return 130
+    recorded = []
     for name in PASSES:
         raw = job.raw_path(name)
         if raw is not None and os.path.exists(raw):
-            print(f"bottleneck-lsp: raw recording of the {name} pass: {raw}", file=sys.stderr)
+            if name in ("cpu", "cuda"):
+                recorded.append(raw)
+            if ns.save_raw is not None:
+                print(f"bottleneck-lsp: raw recording of the {name} pass: {raw}", file=sys.stderr)
     comparison = compare(baseline, doc) if baseline is not None else None
     found = []
     if comparison is not None and ns.fail_on_regression is not None:
         found = regressions(comparison, ns.fail_on_regression, ns.min_share)
-    _emit(doc, ns, comparison, found)
+    # the cuda pass's recording when there is one: it holds the device's work too
+    if _emit(doc, ns, comparison, found, recorded[-1] if recorded else None) != 0:
+        return 2
     code = doc.exit_code if doc.exit_code is not None else 1
     if comparison is not None:
         _gate(comparison, found, ns)
         if code == 0 and found:
             code = 3
     return code
-
-
-def load_document(path: str) -> Document:
-    """A result JSON from disk, validated, with its ranking (ResultError says what is wrong)."""
-    doc = Document.from_json(load(path), "result")
-    return doc if doc.ranking is not None else conclude(doc)
 
 
 def _gate(comparison: Comparison, found: list[Regression], ns: argparse.Namespace) -> None:
@@ -247,10 +265,17 @@ def _emit(
     ns: argparse.Namespace,
     comparison: Comparison | None = None,
     found: list[Regression] | None = None,
-) -> None:
-    """The document as the chosen format, on stdout or in ``--output``."""
+    raw: str | None = None,
+) -> int:
+    """The document as the chosen format, on stdout or in ``--output``; 2 when the format
+    cannot be made (a timeline format without a recording of an autograd pass)."""
     thresholds = Thresholds(min_share=ns.min_share, top=ns.top)
-    if ns.format == "json":
+    if ns.format in TIMELINE_FORMATS:
+        made = _timeline(doc, ns, raw)
+        if made is None:
+            return 2
+        text = made
+    elif ns.format == "json":
         text = json.dumps(doc.to_json(), indent=1) + "\n"
     elif ns.format == "sarif":
         threshold = getattr(ns, "fail_on_regression", None)
@@ -263,6 +288,35 @@ def _emit(
     else:
         sys.stdout.write(text)
         sys.stdout.flush()
+    return 0
+
+
+def _timeline(doc: Document, ns: argparse.Namespace, raw: str | None) -> str | None:
+    """``--format trace`` or ``speedscope`` from the autograd pass's recording (and, for
+    speedscope, the sample pass in ``doc``); None after saying why it cannot be made."""
+    from . import chrometrace, speedscope
+    from .replay import RecordingError
+    from .timeline import from_recording
+
+    found = None
+    if raw is not None:
+        try:
+            replaying = getattr(ns, "command", "profile") == "replay"
+            found = from_recording(raw, ns.root if replaying else None)
+        except RecordingError as exc:
+            print(f"bottleneck-lsp: error: {exc}", file=sys.stderr)
+            return None
+    cwd = os.getcwd()
+    if ns.format == "trace":
+        if found is None:
+            print(
+                "bottleneck-lsp: error: no autograd pass recorded its ops (the cpu or cuda pass "
+                "must run to the end or to its event budget): no trace to write",
+                file=sys.stderr,
+            )
+            return None
+        return json.dumps(chrometrace.render(found, cwd)) + "\n"
+    return json.dumps(speedscope.render(doc, found, cwd)) + "\n"
 
 
 def run_replay(ns: argparse.Namespace) -> int:
@@ -273,17 +327,18 @@ def run_replay(ns: argparse.Namespace) -> int:
     except RecordingError as exc:
         print(f"bottleneck-lsp: error: {exc}", file=sys.stderr)
         return 2
-    _emit(doc, ns)
-    return 0
+    return _emit(doc, ns, raw=ns.recording)
 
 
 def _add_output_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--format",
-        choices=("text", "json", "sarif"),
+        choices=("text", "json", "sarif", *TIMELINE_FORMATS),
         default="text",
         help="report format: text, json (the result document), sarif (SARIF 2.1.0: hot lines, and "
-        "--fail-on-regression's findings, for code scanning) (default: text)",
+        "--fail-on-regression's findings, for code scanning), speedscope (wall time per line, and "
+        "the torch ops as they ran, each under its line), trace (Chrome/Perfetto trace of the "
+        "autograd pass: ops and GPU work, each with its line in args) (default: text)",
     )
     parser.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE instead of stdout")
     top, share = _THRESHOLDS.top, _THRESHOLDS.min_share

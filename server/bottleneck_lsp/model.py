@@ -393,6 +393,7 @@ class RankedLine(Node):
     share: float
     time_s: float
     columns: dict[str, Cell]
+    path: str = ""  # ``file`` relative to the document's ``root`` ("" outside it)
     count: int = 0
     ops: list[LineOp] = field(default_factory=list)
     device_count: int = 0
@@ -445,6 +446,7 @@ class Document(Node):
     args: list[str]
     cwd: str
     roots: list[str]
+    root: str = ""  # what the ranking's relative paths are relative to
     python: str
     environment: Environment | None = None
     passes: list[Pass]

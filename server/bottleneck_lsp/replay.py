@@ -9,20 +9,18 @@ from __future__ import annotations
 
 import datetime as _dt
 import os
+from dataclasses import dataclass
 from typing import Any
 
 from . import __version__, analysis
 from .contract import SCHEMA_NAME, SCHEMA_VERSION
 from .model import Document, ModelError
+from .rootmap import RootMap
 from .runner import device, recording
 from .runner.attribution import Attributor
 from .runner.passes import autograd_document
 
 RecordingError = recording.RecordingError
-
-
-def _under(path: str, folder: str) -> bool:
-    return path == folder or path.startswith(folder.rstrip("/") + "/")
 
 
 class RecordedFiles:
@@ -35,8 +33,9 @@ class RecordedFiles:
     def __init__(self, header: dict[str, Any], local_root: str) -> None:
         self.local_root = os.path.abspath(local_root)
         roots = header.get("roots")
-        self.recorded_root = (
-            roots[0] if isinstance(roots, list) and roots and isinstance(roots[0], str) else ""
+        self.map = RootMap(
+            roots[0] if isinstance(roots, list) and roots and isinstance(roots[0], str) else "",
+            self.local_root,
         )
         files = header.get("files")
         self.files: dict[str, str | None] = {}
@@ -48,16 +47,8 @@ class RecordedFiles:
         self.v1 = header.get("format_version") == 1
 
     def _here(self, path: str) -> str | None:
-        """Where a recorded path is here: only ever a file under ``local_root``. A path
-        outside the recorded root, or one that climbs out of it (``..``), maps to nothing:
-        a recording must not make the tool read, show or touch files elsewhere."""
-        if not self.recorded_root or not _under(path, self.recorded_root):
-            return None
-        rel = os.path.normpath(os.path.relpath(path, self.recorded_root))
-        if rel == os.pardir or rel.startswith(os.pardir + os.sep) or os.path.isabs(rel):
-            return None
-        here = os.path.normpath(os.path.join(self.local_root, rel))
-        return here if _under(here, self.local_root) else None
+        """Where a recorded path is here: only ever a file under ``local_root``."""
+        return self.map.here(path)
 
     def resolve(self, file_name: str) -> str | None:
         if file_name in self.files:
@@ -114,27 +105,64 @@ def _pass_name(header: dict[str, Any], activities: list[device.Activity]) -> str
     return "cuda" if any(a.on_device for a in activities) else "cpu"
 
 
-def replay(path: str, root: str | None = None) -> Document:
-    """The result document of one recorded pass; RecordingError says what is wrong."""
+@dataclass
+class Opened:
+    """A raw recording read, with where its files are here and the pass it is of."""
+
+    path: str
+    header: dict[str, Any]
+    roots: list[recording.Node]
+    activities: list[device.Activity]
+    files: RecordedFiles
+    name: str  # the pass: sample, cpu or cuda
+    wall_ns: int
+    recorded_on: dict[str, Any]
+
+    def attributor(self) -> Attributor:
+        """An attributor for this recording's event tree (not yet fed: ``consume`` it)."""
+        return Attributor(self.files, self.marker_site, recording.REPLAY_KINDS, device=self.name == "cuda")
+
+    @property
+    def marker_site(self) -> tuple[str, int] | None:
+        marker = self.header.get("marker_site")
+        if isinstance(marker, list) and len(marker) == 2 and isinstance(marker[1], int):
+            return (str(marker[0]), int(marker[1]))
+        return None
+
+
+def open_recording(path: str, root: str | None = None) -> Opened:
+    """Read a recording; its files are looked for under ``root`` (default: where they were
+    recorded when that folder is here, else the recording's folder). RecordingError says
+    what is wrong."""
     header, roots, activities = recording.read(path)
     recorded_roots = header.get("roots")
     recorded_root = recorded_roots[0] if isinstance(recorded_roots, list) and recorded_roots else None
     if root is None:
-        # On the machine that made it, the files are where they were; elsewhere, by default,
-        # next to the recording.
         here = isinstance(recorded_root, str) and os.path.isdir(recorded_root)
         root = (
             recorded_root
             if here and isinstance(recorded_root, str)
             else os.path.dirname(os.path.abspath(path))
         )
-    local_root = root
-    files = RecordedFiles(header, local_root)
-    name = _pass_name(header, activities)
     wall = header.get("script_wall_ns")
-    wall_ns = wall if isinstance(wall, int) and wall > 0 else _span_ns(roots, activities)
     found = header.get("recorded_on")
-    recorded_on: dict[str, Any] = found if isinstance(found, dict) else {}
+    return Opened(
+        path=path,
+        header=header,
+        roots=roots,
+        activities=activities,
+        files=RecordedFiles(header, root),
+        name=_pass_name(header, activities),
+        wall_ns=wall if isinstance(wall, int) and wall > 0 else _span_ns(roots, activities),
+        recorded_on=found if isinstance(found, dict) else {},
+    )
+
+
+def replay(path: str, root: str | None = None) -> Document:
+    """The result document of one recorded pass; RecordingError says what is wrong."""
+    opened = open_recording(path, root)
+    header, roots, activities, files = opened.header, opened.roots, opened.activities, opened.files
+    name, wall_ns, recorded_on = opened.name, opened.wall_ns, opened.recorded_on
     part: dict[str, Any] = {
         "name": name,
         "status": "ok",
@@ -149,13 +177,8 @@ def replay(path: str, root: str | None = None) -> Document:
         part["device"] = device.summarize(activities, wall_ns, runtime)
         part["device_event_count"] = sum(1 for a in activities if a.on_device)
     else:
-        marker = header.get("marker_site")
-        marker_site = (
-            (str(marker[0]), int(marker[1]))
-            if isinstance(marker, list) and len(marker) == 2 and isinstance(marker[1], int)
-            else None
-        )
-        attributor = Attributor(files, marker_site, recording.REPLAY_KINDS, device=name == "cuda")
+        marker_site = opened.marker_site
+        attributor = opened.attributor()
         attributor.consume(roots)
         part.update(autograd_document(attributor, activities if name == "cuda" else None, wall_ns))
         part.update(

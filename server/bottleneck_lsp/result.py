@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from .analysis import conclude
 from .contract import PASS_STATUSES, SCHEMA_NAME, SCHEMA_VERSION
 from .model import Document, ModelError
 from .runner.bounded import load_json
@@ -17,9 +18,7 @@ class ResultError(ValueError):
     """The document is not a result this version understands."""
 
 
-def validate(doc: Any) -> list[str]:
-    """Problems found in a document (at most one past its name and version: the first
-    place where it does not fit ``model.Document``); empty when it is valid."""
+def _problems(doc: Any) -> list[str]:
     if not isinstance(doc, dict):
         return ["the document is not a JSON object"]
     problems = []
@@ -27,16 +26,28 @@ def validate(doc: Any) -> list[str]:
         problems.append(f"'schema' is {str(doc.get('schema'))[:40]!r}, expected {SCHEMA_NAME!r}")
     if doc.get("version") != SCHEMA_VERSION:
         problems.append(f"'version' is {str(doc.get('version'))[:20]!r}, this tool reads {SCHEMA_VERSION}")
+    return problems
+
+
+def _status_problems(typed: Document) -> list[str]:
+    return [
+        f"result.passes[{i}].status is {part.status[:40]!r}"
+        for i, part in enumerate(typed.passes)
+        if part.status not in PASS_STATUSES
+    ]
+
+
+def validate(doc: Any) -> list[str]:
+    """Problems found in a document (at most one past its name and version: the first
+    place where it does not fit ``model.Document``); empty when it is valid."""
+    problems = _problems(doc)
     if problems:
         return problems  # another kind of file, or another version's shape
     try:
         typed = Document.from_json(doc, "result")
     except ModelError as exc:
         return [str(exc)]
-    for i, part in enumerate(typed.passes):
-        if part.status not in PASS_STATUSES:
-            problems.append(f"result.passes[{i}].status is {part.status[:40]!r}")
-    return problems
+    return _status_problems(typed)
 
 
 def load(path: str | Path) -> dict[str, Any]:
@@ -47,3 +58,21 @@ def load(path: str | Path) -> dict[str, Any]:
         raise ResultError(f"{path} is not a valid result: " + "; ".join(problems[:5]))
     valid: dict[str, Any] = doc
     return valid
+
+
+def load_document(path: str | Path) -> Document:
+    """A result from disk as the typed document (read and checked once), with its ranking
+    (documents written before the ranking existed get one); ResultError says what is wrong."""
+    data = load_json(str(path), MAX_BYTES, ResultError, "result")
+    problems = _problems(data)
+    typed = None
+    if not problems:
+        try:
+            typed = Document.from_json(data, "result")
+        except ModelError as exc:
+            problems = [str(exc)]
+    if typed is not None:
+        problems = _status_problems(typed)
+    if problems or typed is None:
+        raise ResultError(f"{path} is not a valid result: " + "; ".join(problems[:5]))
+    return typed if typed.ranking is not None else conclude(typed)

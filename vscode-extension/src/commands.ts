@@ -14,6 +14,7 @@ export const COMMANDS = {
   report: "bottleneck-vscode.report",
   pinBaseline: "bottleneck-vscode.pinBaseline",
   clearBaseline: "bottleneck-vscode.clearBaseline",
+  openResult: "bottleneck-vscode.openResult",
   restart: "bottleneck-vscode.restart",
 } as const;
 
@@ -23,6 +24,12 @@ interface ProfileResult {
   status?: string;
   message?: string;
   summary?: string;
+}
+
+interface OpenedResult extends ProfileResult {
+  script?: string;
+  shown?: number;
+  skipped?: { path: string; line: number; reason: string }[];
 }
 
 export class Commands {
@@ -46,6 +53,7 @@ export class Commands {
       on(COMMANDS.report, (uri) => this.report(uri)),
       on(COMMANDS.pinBaseline, (uri) => this.baseline("bottleneck.pinBaseline", uri)),
       on(COMMANDS.clearBaseline, (uri) => this.baseline("bottleneck.clearBaseline", uri)),
+      on(COMMANDS.openResult, (uri) => this.openResult(uri)),
       on(COMMANDS.restart, () => this.server.restart()),
     ];
   }
@@ -187,6 +195,56 @@ export class Commands {
     // baseline"); clear: they compare with the previous run again.
     const target = uri ?? vscode.window.activeTextEditor?.document.uri;
     await this.server.execute(command, target?.scheme === "file" ? [target.toString()] : []);
+  }
+
+  private async openResult(target: vscode.Uri | undefined): Promise<void> {
+    // A result made elsewhere (the CLI's --format json on a GPU node): the explorer's file,
+    // else one the user picks; shown on this workspace's copy of the project.
+    let file = target?.scheme === "file" && target.fsPath.endsWith(".json") ? target : undefined;
+    if (file === undefined) {
+      const picked = await vscode.window.showOpenDialog({
+        canSelectMany: false,
+        filters: { "Bottleneck result": ["json"] },
+        openLabel: "Open Result",
+        title: "A result written by bottleneck-lsp profile --format json",
+      });
+      file = picked?.[0];
+    }
+    if (file === undefined) {
+      return;
+    }
+    const folders = vscode.workspace.workspaceFolders ?? [];
+    const folder =
+      folders.length > 1
+        ? await vscode.window.showWorkspaceFolderPick({ placeHolder: "The folder that holds the profiled project" })
+        : folders[0];
+    if (folder === undefined) {
+      if (folders.length === 0) {
+        void vscode.window.showErrorMessage("Bottleneck: open the profiled project's folder first.");
+      }
+      return;
+    }
+    const name = path.basename(file.fsPath);
+    this.log.info(`opening ${file.fsPath} on ${folder.uri.fsPath}`);
+    const result = (await this.server.execute(
+      "bottleneck.openResult",
+      [{ path: file.fsPath, root: folder.uri.fsPath }],
+      folder.uri,
+    )) as OpenedResult | undefined;
+    if (result === undefined || result.status === "refused") {
+      return; // the server has shown why
+    }
+    this.status.finished(result.summary ?? `${name}: opened`, true);
+    for (const skipped of result.skipped ?? []) {
+      this.log.warn(`${name}: ${skipped.path}:${skipped.line} not shown: ${skipped.reason}`);
+    }
+    if (result.script !== undefined) {
+      try {
+        await vscode.window.showTextDocument(vscode.Uri.parse(result.script), { preview: false });
+      } catch (error) {
+        this.log.warn(`${name}: could not open ${result.script}: ${String(error)}`);
+      }
+    }
   }
 
   private async report(target: vscode.Uri | undefined): Promise<void> {

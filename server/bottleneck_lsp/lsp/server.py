@@ -31,7 +31,7 @@ from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 
-from .. import __version__, analysis, report
+from .. import __version__, analysis, relocate, report, result
 from ..contract import PASSES
 from ..jobs import Job, JobError, JobEvent, JobSpec
 from ..model import Document
@@ -50,7 +50,8 @@ CLEAR = "bottleneck.clear"
 REPORT = "bottleneck.report"
 PIN = "bottleneck.pinBaseline"
 UNPIN = "bottleneck.clearBaseline"
-COMMANDS = [PROFILE, STOP, CLEAR, REPORT, PIN, UNPIN]
+OPEN = "bottleneck.openResult"
+COMMANDS = [PROFILE, STOP, CLEAR, REPORT, PIN, UNPIN, OPEN]
 LOG_OUTPUT_LIMIT = 256 * 1024  # characters of script output streamed per job
 MAX_ARGS = 1000
 PUBLISH_QUIET_S = 0.3  # after an edit, diagnostics are republished once typing pauses
@@ -68,6 +69,16 @@ class ProfileArguments:
     cwd: str | None = None
     python: str | None = None
     timeout: float | None = None
+
+
+@attrs.define
+class OpenResultArguments:
+    """``bottleneck.openResult``'s argument: a result JSON (path or file URI) made
+    elsewhere, and the local folder that holds the project (default: the first workspace
+    folder); the script is looked for there, at its recorded path or below."""
+
+    path: str
+    root: str | None = None
 
 
 @dataclass
@@ -563,6 +574,62 @@ async def clear_baseline(ls: BottleneckServer, *args: Any) -> dict[str, Any]:
     if cleared:
         await ls.refresh_lenses()
     return {"cleared": [uris.from_fs_path(t) for t in cleared]}
+
+
+def _local_path(text: str) -> str:
+    if len(text) > MAX_ARG_CHARS:
+        raise JobError("the path is too long")
+    return (uris.to_fs_path(text) or text) if text.startswith("file:") else os.path.expanduser(text)
+
+
+def _open_and_place(path: str, folder: str) -> relocate.Relocated:
+    doc = result.load_document(path)
+    return relocate.relocate(doc, relocate.find_root(doc, folder))
+
+
+@server.command(OPEN)
+async def open_result(ls: BottleneckServer, arguments: OpenResultArguments) -> dict[str, Any]:
+    """Show a result made elsewhere (``bottleneck-lsp profile --json``, another machine) on
+    the files here: each ranked line where its text still stands; the others are listed."""
+    try:
+        path = _local_path(arguments.path)
+        folder = _local_path(arguments.root) if arguments.root else None
+        if folder is None:
+            folders = [uris.to_fs_path(f.uri) for f in ls.workspace.folders.values()]
+            folder = next((f for f in folders if f), None) or ls.workspace.root_path
+        if not folder or not os.path.isdir(folder):
+            raise JobError(f"No folder to show {os.path.basename(path)} on: open a folder or give 'root'.")
+        # Off the loop: a large result takes a second or more to read and check.
+        placed = await asyncio.to_thread(_open_and_place, path, folder)
+    except (JobError, result.ResultError) as exc:
+        return _fail(ls, str(exc))
+    doc = placed.doc
+    script = doc.script
+    if script in ls.state.results:
+        ls.state.previous[script] = ls.state.results[script]
+    ls.state.last_script = script
+    added = ls.replace_results(script, doc)
+    await ls.refresh_lenses()
+    summary = f"{_summary(doc, added)}; opened from {os.path.basename(path)}"
+    if placed.skipped:
+        listed = ", ".join(str(s) for s in placed.skipped[:5])
+        more = f" and {len(placed.skipped) - 5} more" if len(placed.skipped) > 5 else ""
+        ls.tell(
+            f"{os.path.basename(path)}: {placed.shown} lines shown on {placed.root}, "
+            f"{len(placed.skipped)} skipped: {listed}{more}",
+            types.MessageType.Warning,
+        )
+    ls.log(summary)
+    return {
+        "script": uris.from_fs_path(script),
+        "root": placed.root,
+        "shown": placed.shown,
+        "moved": placed.moved,
+        "skipped": [
+            {"path": s.path, "line": s.line, "text": s.text, "reason": s.reason} for s in placed.skipped
+        ],
+        "summary": summary,
+    }
 
 
 @server.command(REPORT)

@@ -148,6 +148,10 @@ class Attributor:
         self._correlation: dict[int, tuple[LineStats, str, int, int]] = {}
         # per thread: top-level backward ops as (start, end, sequence number), in order
         self._backward_ops: dict[int, list[tuple[int, int, int]]] = {}
+        # Set to a list to keep every op as (start, duration, thread, name, its line) and
+        # every device activity as (activity, its op's line, the op's name): exports.
+        self.timeline: list[tuple[int, int, int, str, LineStats]] | None = None
+        self.device_timeline: list[tuple[Any, LineStats, str]] | None = None
 
     # -- contexts -------------------------------------------------------------------
     def _context(self, frame: Any, exact: bool) -> LineStats | None:
@@ -272,6 +276,7 @@ class Attributor:
         top_level = self._top_level
         device = self.device
         correlation = self._correlation
+        timeline = self.timeline
         events = 0
         total = 0
         # (node, context, enclosing op's line, enclosing op's name)
@@ -287,6 +292,8 @@ class Attributor:
                 dur = node.duration_time_ns
                 target = ctx if ctx is not None else unattributed
                 target.self_ns += dur
+                if timeline is not None:
+                    timeline.append((node.start_time_ns, dur, node.start_tid, name, target))
                 entry = target.ops.get(name)
                 if entry is None:
                     target.ops[name] = [dur, 0, 1]
@@ -411,6 +418,8 @@ class Attributor:
                         links[seq] = links.get(seq, 0) + dur
             target.device_ns += dur
             target.device_count += 1
+            if self.device_timeline is not None:
+                self.device_timeline.append((a, target, op_name))
             kernel = target.kernels.get(a.name)
             if kernel is None:
                 target.kernels[a.name] = [dur, 1]

@@ -77,7 +77,9 @@ def test_a_record_function_range_keeps_only_its_own_time() -> None:
     cpu = part_of(doc, "cpu")
     assert cpu is not None
     outer = next(op for op in cpu["ops"] if op["name"] == "outer")
-    assert outer["self_cpu_us"] < 0.2 * outer["cpu_total_us"]
+    # Its own time is the loop's Python between the 30 matmuls (20% once on a busy machine);
+    # counting its children's time would make it about all of it.
+    assert outer["self_cpu_us"] < 0.4 * outer["cpu_total_us"]
     lines = {line["line"]: line for line in cpu["lines"]}
     assert lines[marker_line("ranges.py")]["cpu_share"] > 0.6
     # nothing counted twice: the lines' self times add up to the total, within the run's wall time

@@ -37,16 +37,18 @@ PYTHON = "python-time"  # sample pass: of which running Python (not in a C call)
 CPU = "cpu-op-time"  # cpu pass: torch ops' self CPU time
 DEVICE = "device-time"  # cuda pass: kernels, copies
 WAIT = "device-wait"  # cuda pass: the CPU blocked on the device
+MEMORY = "memory"  # cpu/cuda pass with memory: bytes the line's ops allocated, live at the peak
 
-COLUMNS = (WALL, PYTHON, CPU, DEVICE, WAIT)
+COLUMNS = (WALL, PYTHON, CPU, DEVICE, WAIT, MEMORY)
 KIND_LABEL = {
     WALL: "wall time",
     PYTHON: "Python time",
     CPU: "op CPU time",
     DEVICE: "device time",
     WAIT: "wall time waiting on the device",
+    MEMORY: "memory at the peak",
 }
-SHORT = {WALL: "wall", PYTHON: "Python", CPU: "op CPU", DEVICE: "device", WAIT: "wait"}
+SHORT = {WALL: "wall", PYTHON: "Python", CPU: "op CPU", DEVICE: "device", WAIT: "wait", MEMORY: "memory"}
 # What each column's share is a share of: stated once, shown with the report.
 DENOMINATOR = {
     WALL: "the main thread's sampled wall time (sample pass)",
@@ -54,6 +56,7 @@ DENOMINATOR = {
     CPU: "all torch ops' self CPU time (cpu pass)",
     DEVICE: "all device time: kernels, memcpy, memset (cuda pass)",
     WAIT: "the cuda pass's wall time",
+    MEMORY: "the pass's memory peak: the most the script's allocations (on the pass's device) held at once",
 }
 
 
@@ -64,14 +67,37 @@ class Thresholds:
     min_share: float = 0.05  # a line at or above this share is always shown
     top: int = 3  # the top N lines are shown even under min_share
     warning_share: float = 0.20  # at or above: a warning (see ``severity``)
+    min_memory_share: float = 0.10  # a line holding this share of the memory peak is shown
+
+
+def amount(cell: Cell, kind: str) -> float:
+    """A cell's absolute figure: seconds, or bytes for the memory column."""
+    return float(cell.bytes or 0) if kind == MEMORY else cell.time_s
+
+
+def memory_share(row: Hotspot) -> float:
+    cell = row.columns.get(MEMORY)
+    return cell.share if cell is not None else 0.0
 
 
 def loudness(row: Hotspot) -> float:
     """The share a row's mark is as loud as: its ranking column's, or for a line marked for
-    another column (where the CPU waits on the device) that column's."""
+    another column (where the CPU waits on the device) that column's; its share of the
+    memory peak when that is larger."""
     if row.kind in row.columns:
-        return row.share
+        return max(row.share, memory_share(row))
     return max((c.share for c in row.columns.values()), default=0.0)
+
+
+def marked_for(row: Hotspot) -> str:
+    """The column a line is marked for (a diagnostic's code, a SARIF rule): its ranking
+    column's, else where the CPU waits, else the memory it holds."""
+    if row.kind in row.columns:
+        return row.kind
+    for kind in (WAIT, MEMORY):
+        if kind in row.columns:
+            return kind
+    return row.kind
 
 
 WARNING, INFORMATION, HINT = "warning", "information", "hint"
@@ -162,7 +188,7 @@ def _add_sampled(rows: _Rows, part: Pass) -> None:
         row.columns[PYTHON] = Cell(time_s=python, share=round(python / total, 6) if total > 0 else 0.0)
 
 
-def _add_ops(rows: _Rows, part: Pass, with_cpu: bool) -> None:
+def _add_ops(rows: _Rows, part: Pass, with_cpu: bool, with_memory: bool) -> None:
     wall = part.script_wall_s or 0.0
     cuda = part.name == "cuda"
     for entry in part.lines:
@@ -171,9 +197,14 @@ def _add_ops(rows: _Rows, part: Pass, with_cpu: bool) -> None:
             # show it on (the module's "def line" is line 1, an import or a docstring).
             continue
         has_cpu = with_cpu and entry.self_cpu_us > 0
-        if not (has_cpu or (cuda and (entry.self_device_us > 0 or entry.wait_us > 0))):
+        held = with_memory and entry.memory is not None and entry.memory.live_at_peak_bytes > 0
+        if not (held or has_cpu or (cuda and (entry.self_device_us > 0 or entry.wait_us > 0))):
             continue  # nothing of this pass's columns to show for the line
         row = rows.get(entry)
+        if held and entry.memory is not None:
+            memory = entry.memory
+            row.columns[MEMORY] = Cell(share=memory.peak_share, time_s=0.0, bytes=memory.live_at_peak_bytes)
+            row.memory = memory
         if has_cpu:
             row.columns[CPU] = Cell(time_s=entry.self_cpu_us / 1e6, share=entry.cpu_share)
             row.count = entry.count
@@ -218,10 +249,12 @@ def all_rows(doc: Document) -> list[Hotspot]:
     sample, cpu, cuda = (_usable(doc.pass_named(n)) for n in ("sample", "cpu", "cuda"))
     if sample is not None:
         _add_sampled(rows, sample)
+    # memory on the device when the cuda pass recorded it, else the cpu pass's
+    memory = cuda if cuda is not None and cuda.memory is not None else cpu
     if cpu is not None:
-        _add_ops(rows, cpu, with_cpu=True)
+        _add_ops(rows, cpu, with_cpu=True, with_memory=memory is cpu)
     if cuda is not None:
-        _add_ops(rows, cuda, with_cpu=cpu is None)
+        _add_ops(rows, cuda, with_cpu=cpu is None, with_memory=memory is cuda)
     cprofile = doc.pass_named("cprofile")
     if cprofile is not None:
         _add_calls(rows.rows, cprofile)
@@ -262,7 +295,8 @@ def conclude(doc: Document) -> Document:
 
 def hotspots(doc: Document, thresholds: Thresholds | None = None) -> list[Hotspot]:
     """The rows worth showing, loudest first: at or above ``min_share`` in the ranking
-    column, or among its ``top`` N."""
+    column, or among its ``top`` N; lines where the CPU waits on the device, and lines
+    holding ``min_memory_share`` of the memory peak, whatever their time."""
     thresholds = thresholds or Thresholds()
 
     def waits(r: Hotspot) -> bool:  # where the CPU waits on the device: always worth a mark
@@ -273,7 +307,9 @@ def hotspots(doc: Document, thresholds: Thresholds | None = None) -> list[Hotspo
     return [
         r
         for rank, r in enumerate(rows)
-        if (r.share > 0 and (r.share >= thresholds.min_share or rank < thresholds.top)) or waits(r)
+        if (r.share > 0 and (r.share >= thresholds.min_share or rank < thresholds.top))
+        or waits(r)
+        or memory_share(r) >= thresholds.min_memory_share
     ]
 
 

@@ -52,7 +52,8 @@ def add_profile_arguments(parser: argparse.ArgumentParser) -> None:
         type=_passes,
         default=None,
         metavar="LIST",
-        help="comma-separated passes among " + ",".join(PASSES) + " (default: sample,cprofile,cpu, "
+        help="comma-separated passes among " + ",".join(PASSES) + ", and memory (the cpu and cuda "
+        "passes record allocations: memory per line) (default: sample,cprofile,cpu,memory, "
         "and cuda when a GPU is available)",
     )
     parser.add_argument(
@@ -269,7 +270,7 @@ def _emit(
 ) -> int:
     """The document as the chosen format, on stdout or in ``--output``; 2 when the format
     cannot be made (a timeline format without a recording of an autograd pass)."""
-    thresholds = Thresholds(min_share=ns.min_share, top=ns.top)
+    thresholds = Thresholds(min_share=ns.min_share, top=ns.top, min_memory_share=ns.min_memory_share)
     if ns.format in TIMELINE_FORMATS:
         made = _timeline(doc, ns, raw)
         if made is None:
@@ -350,6 +351,14 @@ def _add_output_arguments(parser: argparse.ArgumentParser) -> None:
         default=share,
         metavar="SHARE",
         help=f"show every line at or above this share (default: {share * 100:.0f}%%)",
+    )
+    memory = _THRESHOLDS.min_memory_share
+    parser.add_argument(
+        "--min-memory-share",
+        type=_share,
+        default=memory,
+        metavar="SHARE",
+        help=f"also show every line holding this share of the memory peak (default: {memory * 100:.0f}%%)",
     )
 
 

@@ -14,7 +14,7 @@ import os
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from .analysis import COLUMNS, WALL
+from .analysis import COLUMNS, WALL, amount
 from .model import Document, RankedLine
 
 ADDED, REMOVED, MATCHED = "added", "removed", "matched"
@@ -41,23 +41,24 @@ class LineChange:
         assert row is not None
         return row.line
 
-    def time_s(self, kind: str, new: bool) -> float:
+    def amount(self, kind: str, new: bool) -> float:
+        """The column's seconds in one run (bytes for the memory column); 0 where absent."""
         row = self.new if new else self.old
         cell = row.columns.get(kind) if row is not None else None
-        return cell.time_s if cell is not None else 0.0
+        return amount(cell, kind) if cell is not None else 0.0
 
     def share(self, kind: str, new: bool) -> float:
         row = self.new if new else self.old
         cell = row.columns.get(kind) if row is not None else None
         return cell.share if cell is not None else 0.0
 
-    def delta_s(self, kind: str) -> float:
-        return self.time_s(kind, True) - self.time_s(kind, False)
+    def delta(self, kind: str) -> float:
+        return self.amount(kind, True) - self.amount(kind, False)
 
     def change(self, kind: str) -> float | None:
         """The relative change (-0.35: 35% less), None when the old run had no time here."""
-        before = self.time_s(kind, False)
-        return self.delta_s(kind) / before if before > 0 else None
+        before = self.amount(kind, False)
+        return self.delta(kind) / before if before > 0 else None
 
 
 @dataclass
@@ -74,12 +75,12 @@ class Comparison:
         return (after - before) / before if before > 0 else None
 
     def improved(self, limit: int = 5) -> list[LineChange]:
-        matched = [c for c in self.lines if c.status == MATCHED and c.delta_s(self.kind) < 0]
-        return sorted(matched, key=lambda c: c.delta_s(self.kind))[:limit]
+        matched = [c for c in self.lines if c.status == MATCHED and c.delta(self.kind) < 0]
+        return sorted(matched, key=lambda c: c.delta(self.kind))[:limit]
 
     def regressed(self, limit: int = 5) -> list[LineChange]:
-        matched = [c for c in self.lines if c.status == MATCHED and c.delta_s(self.kind) > 0]
-        return sorted(matched, key=lambda c: -c.delta_s(self.kind))[:limit]
+        matched = [c for c in self.lines if c.status == MATCHED and c.delta(self.kind) > 0]
+        return sorted(matched, key=lambda c: -c.delta(self.kind))[:limit]
 
     def added(self) -> list[LineChange]:
         return [c for c in self.lines if c.status == ADDED]
@@ -132,11 +133,11 @@ def compare(old: Document, new: Document) -> Comparison:
             )
     for kind in kinds:
         result.totals[kind] = (
-            sum(c.time_s(kind, False) for c in result.lines),
-            sum(c.time_s(kind, True) for c in result.lines),
+            sum(c.amount(kind, False) for c in result.lines),
+            sum(c.amount(kind, True) for c in result.lines),
         )
     result.lines.sort(
-        key=lambda c: (-max(c.time_s(result.kind, True), c.time_s(result.kind, False)), c.file, c.line)
+        key=lambda c: (-max(c.amount(result.kind, True), c.amount(result.kind, False)), c.file, c.line)
     )
     return result
 
@@ -167,7 +168,7 @@ def regressions(c: Comparison, threshold: float, min_share: float) -> list[Regre
             continue
         if max(line.share(c.kind, False), line.share(c.kind, True)) < min_share:
             continue
-        old, new = line.time_s(c.kind, False), line.time_s(c.kind, True)
+        old, new = line.amount(c.kind, False), line.amount(c.kind, True)
         if old > 0 and new > old * (1 + threshold):
             out.append(Regression(line, old, new))
     return out

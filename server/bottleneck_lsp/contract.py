@@ -36,12 +36,19 @@ FORKSERVER_MODULE = "bottleneck_lsp.runner.forkserver"  # forks runners: start-u
 ORIGINAL_PYTHONPATH = "BOTTLENECK_LSP_ORIGINAL_PYTHONPATH"
 
 
+# Not a pass: in a pass list, it has the autograd passes (cpu, cuda) record allocations too.
+MEMORY = "memory"
+
+
 def unknown_passes(names: list[str] | tuple[str, ...]) -> str | None:
     """The error for pass names that do not exist, or None."""
-    bad = [p for p in names if p not in PASSES]
-    if not bad and names:
+    bad = [p for p in names if p not in PASSES and p != MEMORY]
+    if not bad and any(p in PASSES for p in names):
         return None
-    return f"unknown pass {', '.join(bad) or '(none given)'}; choose from {', '.join(PASSES)}"
+    return (
+        f"unknown pass {', '.join(bad) or '(none given)'}; choose from {', '.join(PASSES)} "
+        f"(and {MEMORY}: the cpu and cuda passes record allocations too)"
+    )
 
 
 def no_cuda_reason(version: str, cuda_compiled: str | None, hip_compiled: str | None = None) -> str:
@@ -71,6 +78,7 @@ class RunnerArgs:
     environment: bool = False  # collect the environment summary (the first pass)
     exact_lines: bool = True
     event_budget: int = 0  # 0: no bound
+    memory: bool = False  # the autograd passes also record allocations (profile_memory)
     save_raw: str | None = None  # where to write the raw recording
     wait_fd: int | None = None  # started ahead of its turn: wait for a byte on this fd
     args: list[str] = field(default_factory=list)  # the script's arguments
@@ -91,6 +99,8 @@ class RunnerArgs:
             cmd.append("--no-exact-lines")
         if self.event_budget:
             cmd += ["--event-budget", str(self.event_budget)]
+        if self.memory:
+            cmd.append("--memory")
         if self.wait_fd is not None:
             cmd += ["--wait-fd", str(self.wait_fd)]
         if self.save_raw is not None:
@@ -109,6 +119,7 @@ class RunnerArgs:
         parser.add_argument("--environment", action="store_true")
         parser.add_argument("--no-exact-lines", dest="exact_lines", action="store_false")
         parser.add_argument("--event-budget", type=int, default=0)
+        parser.add_argument("--memory", action="store_true")
         parser.add_argument("--save-raw", default=None)
         parser.add_argument("--wait-fd", type=int, default=None)
         parser.add_argument("args", nargs=argparse.REMAINDER)

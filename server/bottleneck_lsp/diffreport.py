@@ -6,11 +6,13 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from .analysis import KIND_LABEL, SHORT
+from .analysis import KIND_LABEL, MEMORY, SHORT
 from .compare import Comparison, LineChange, Regression
+from .wording import size
 
 SCHEMA = "bottleneck-lsp.diff"
 VERSION = 1
+UNIT = {kind: "bytes" if kind == MEMORY else "s" for kind in KIND_LABEL}
 
 
 def percent(change: float | None) -> str:
@@ -21,16 +23,20 @@ def _seconds(value: float) -> str:
     return f"{value:.3f} s" if value >= 1.0 else f"{value * 1000:.1f} ms"  # one unit per column
 
 
+def _amount(kind: str, value: float) -> str:
+    return size(value) if kind == MEMORY else _seconds(value)
+
+
 def _where(c: LineChange) -> str:
     moved = c.old is not None and c.new is not None and c.old.line != c.new.line
     return f"{c.file}:{c.line}" + (f" (was {c.old.line})" if moved and c.old is not None else "")
 
 
 def _row(c: LineChange, kind: str) -> str:
-    old, new = c.time_s(kind, False), c.time_s(kind, True)
+    old, new = c.amount(kind, False), c.amount(kind, True)
     shares = f"{c.share(kind, False) * 100:.1f}% -> {c.share(kind, True) * 100:.1f}% of {SHORT[kind]}"
     return (
-        f"  {_where(c)}: {_seconds(old)} -> {_seconds(new)} ({percent(c.change(kind))}; {shares})"
+        f"  {_where(c)}: {_amount(kind, old)} -> {_amount(kind, new)} ({percent(c.change(kind))}; {shares})"
         f"  `{c.text[:60]}`"
     )
 
@@ -43,7 +49,7 @@ def render(c: Comparison) -> str:
     for kind in c.kinds:
         before, after = c.totals[kind]
         out.append(
-            f"{KIND_LABEL[kind]} on your lines: {_seconds(before)} -> {_seconds(after)} "
+            f"{KIND_LABEL[kind]} on your lines: {_amount(kind, before)} -> {_amount(kind, after)} "
             f"({percent(c.total_change(kind))})"
         )
     out.append(f"Lines ordered by {KIND_LABEL[c.kind]}; matched by file, text and function.")
@@ -57,7 +63,7 @@ def render(c: Comparison) -> str:
             out.append(f"{title}:")
             for r in rows[:10]:
                 side = r.status == "added"
-                out.append(f"  {r.file}:{r.line}: {_seconds(r.time_s(c.kind, side))}  `{r.text[:60]}`")
+                out.append(f"  {r.file}:{r.line}: {_amount(c.kind, r.amount(c.kind, side))}  `{r.text[:60]}`")
             if len(rows) > 10:
                 out.append(f"  ... and {len(rows) - 10} more")
     return "\n".join(out) + "\n"
@@ -67,9 +73,10 @@ def to_json(c: Comparison) -> dict[str, Any]:
     def cells(line: LineChange) -> dict[str, Any]:
         return {
             kind: {
-                "old_s": line.time_s(kind, False),
-                "new_s": line.time_s(kind, True),
-                "delta_s": round(line.delta_s(kind), 9),
+                "old": line.amount(kind, False),
+                "new": line.amount(kind, True),
+                "delta": round(line.delta(kind), 9),
+                "unit": UNIT[kind],
                 "change": line.change(kind),
                 "old_share": line.share(kind, False),
                 "new_share": line.share(kind, True),
@@ -84,7 +91,7 @@ def to_json(c: Comparison) -> dict[str, Any]:
         "new": {"script": c.new.script, "created": c.new.created},
         "ordered_by": c.kind,
         "totals": {
-            kind: {"old_s": before, "new_s": after, "change": c.total_change(kind)}
+            kind: {"old": before, "new": after, "unit": UNIT[kind], "change": c.total_change(kind)}
             for kind, (before, after) in c.totals.items()
         },
         "lines": [

@@ -20,6 +20,7 @@ from typing import Any
 from . import __version__, analysis
 from .contract import (
     DEVICE_PASSES,
+    MEMORY,
     PASSES,
     RAW_PASSES,
     SCHEMA_NAME,
@@ -53,6 +54,9 @@ class JobSpec:
     fork: bool = True  # fork every pass from one fork server: start-up paid once (forks.py)
     prestart: bool = True  # without a fork server: start the pass after cprofile while cprofile runs
     save_raw: str | None = None  # a folder: each profiler pass writes its raw recording there (RAW_PASSES)
+    # the autograd passes record allocations (memory per line); with ``passes`` given, it is
+    # whether they name "memory"
+    memory: bool = True
 
 
 @dataclass
@@ -93,10 +97,12 @@ def validate(spec: JobSpec) -> JobSpec:
     if not os.path.isdir(cwd):
         raise JobError(f"Working directory not found: {spec.cwd}")
     passes = spec.passes
+    memory = spec.memory
     if passes is not None:
         problem = unknown_passes(passes)
         if problem:
             raise JobError(problem[0].upper() + problem[1:])
+        memory = MEMORY in passes
         passes = tuple(p for p in PASSES if p in passes)
     if spec.timeout is not None and spec.timeout <= 0:
         raise JobError(f"Timeout must be positive, got {spec.timeout}")
@@ -121,6 +127,7 @@ def validate(spec: JobSpec) -> JobSpec:
         passes=passes,
         event_budget=max(spec.event_budget, 0),
         save_raw=save_raw,
+        memory=memory,
     )
 
 
@@ -309,6 +316,7 @@ class Job:
             environment=first,
             exact_lines=spec.exact_lines,
             event_budget=spec.event_budget,
+            memory=spec.memory and name in ("cpu", "cuda"),
             save_raw=self.raw_path(name),
             wait_fd=wait_fd,
             args=list(spec.args),

@@ -255,6 +255,35 @@ class ForwardLink(Node):
 
 
 @dataclass(kw_only=True)
+class LineMemory(Node):
+    """What a line's ops allocated during an autograd pass (``profile_memory``)."""
+
+    allocated_bytes: int = 0
+    allocations: int = 0
+    freed_bytes: int = 0  # of those, freed before the pass ended
+    live_at_peak_bytes: int = 0  # of those, live at the pass's peak
+    peak_share: float = 0.0  # live_at_peak_bytes / the pass's peak_bytes
+
+
+@dataclass(kw_only=True)
+class MemorySummary(Node):
+    """A pass's memory: allocations made while it profiled, on its device."""
+
+    device: str
+    peak_bytes: int  # the most the script's allocations added up to at once
+    allocated_bytes: int = 0
+    allocations: int = 0
+    freed_bytes: int = 0
+    live_at_end_bytes: int = 0
+    frees_of_earlier_memory: int = 0
+    peak_at_s: float | None = None
+    allocator_bytes_at_peak: int | None = None
+    peak_file: str | None = None
+    peak_line: int | None = None
+    outside_your_files_at_peak_bytes: int = 0
+
+
+@dataclass(kw_only=True)
 class OpLine(Node):
     """A line's op costs in an autograd pass (``lines[]``; ``unattributed`` has no place)."""
 
@@ -277,6 +306,7 @@ class OpLine(Node):
     kernels: list[Kernel] = field(default_factory=list)
     wait_us: float = 0.0
     wait_share: float = 0.0
+    memory: LineMemory | None = None
 
 
 @dataclass(kw_only=True)
@@ -343,6 +373,7 @@ class Pass(Node):
     function_calls: list[FunctionCalls] = field(default_factory=list)
     exact_lines: bool = True
     garbled_frames: int = 0
+    memory: MemorySummary | None = None
     torch_calls: int | None = None
     event_budget: EventBudget | None = None
 
@@ -370,6 +401,7 @@ class Verdict(Node):
 class Cell(Node):
     share: float
     time_s: float
+    bytes: int | None = None  # the memory column: bytes live at the peak (time_s is 0)
 
 
 @dataclass(kw_only=True)
@@ -402,6 +434,7 @@ class RankedLine(Node):
     forward_lines: list[ForwardLink] = field(default_factory=list)
     calls: list[CallFromLine] = field(default_factory=list)
     opaque: list[str] = field(default_factory=list)
+    memory: LineMemory | None = None
     kind: str = field(default="", compare=False, metadata=_NOT_JSON)
 
     @property

@@ -225,7 +225,9 @@ def hotspot_table(hotspots: list[Hotspot], cwd: str) -> list[str]:
         return [*out, "(no line of your files passed the thresholds)"]
     ranked_by = hotspots[0].kind
     columns = [ranked_by, *[k for k in analysis.COLUMNS if k != ranked_by and k != analysis.WAIT]]
-    present = [k for k in columns if any(k in h.columns and h.columns[k].time_s > 0 for h in hotspots)]
+    present = [
+        k for k in columns if any(k in h.columns and analysis.amount(h.columns[k], k) > 0 for h in hotspots)
+    ]
     out.append("  ".join(f"{analysis.SHORT[k]:>6}" for k in present) + f"  {'time':>11}  line")
     for h in hotspots:
         where = f"{_where(h.file, cwd)}:{h.line}"
@@ -239,6 +241,52 @@ def hotspot_table(hotspots: list[Hotspot], cwd: str) -> list[str]:
         )
     for k in present:
         out.append(f"  {analysis.SHORT[k]}: {analysis.DENOMINATOR[k]}")
+    return out
+
+
+MEMORY_ROWS = 5
+
+
+def memory_lines(doc: Document, cwd: str, thresholds: Thresholds) -> list[str]:
+    """The memory peak and the lines holding most of it (docs/memory.md)."""
+    part = next((p for p in (doc.pass_named("cuda"), doc.pass_named("cpu")) if p and p.memory), None)
+    if part is None or part.memory is None:
+        return []
+    m = part.memory
+    size = wording.size
+    out = _section(f"Memory by source line ({part.name} pass, {m.device})")
+    where = f" at {_where(m.peak_file, cwd)}:{m.peak_line}" if m.peak_file and m.peak_line else ""
+    when = f", {m.peak_at_s:.2f} s in" if m.peak_at_s is not None else ""
+    out.append(f"Peak: {size(m.peak_bytes)} held at once by allocations made while profiling{when}{where}.")
+    if m.allocator_bytes_at_peak is not None:
+        out.append(
+            f"The allocator held {size(m.allocator_bytes_at_peak)} then (memory from before included)."
+        )
+    out.append(
+        f"Allocated {size(m.allocated_bytes)} in {m.allocations:,} allocations, freed {size(m.freed_bytes)}; "
+        f"{size(m.live_at_end_bytes)} still live when the pass ended."
+    )
+    rows = [r for r in (doc.ranking.lines if doc.ranking else []) if analysis.MEMORY in r.columns]
+    rows.sort(key=lambda r: -analysis.memory_share(r))
+    shown = [
+        r
+        for i, r in enumerate(rows)
+        if i < MEMORY_ROWS or analysis.memory_share(r) >= thresholds.min_memory_share
+    ]
+    if shown:
+        out.append("")
+        out.append(f"{'at peak':>9}  {'share':>6}  {'allocated':>9}  {'allocs':>7}  {'freed':>9}  line")
+    for r in shown:
+        cell, mem = r.columns[analysis.MEMORY], r.memory
+        allocated, count, freed = (
+            (mem.allocated_bytes, mem.allocations, mem.freed_bytes) if mem is not None else (0, 0, 0)
+        )
+        out.append(
+            f"{size(cell.bytes or 0):>9}  {cell.share * 100:5.1f}%  {size(allocated):>9}  {count:>7}  "
+            f"{size(freed):>9}  {_where(r.file, cwd)}:{r.line}  {_ascii(r.text)[:50]}"
+        )
+    if m.outside_your_files_at_peak_bytes:
+        out.append(f"Outside your files at the peak: {size(m.outside_your_files_at_peak_bytes)}.")
     return out
 
 
@@ -292,6 +340,7 @@ def render(doc: Document, thresholds: Thresholds | None = None, cwd: str | None 
     lines += verdict_lines(doc)
     lines += error_lines(doc, cwd)
     lines += hotspot_table(spots, cwd)
+    lines += memory_lines(doc, cwd, thresholds)
     lines += ["", *compiler_lines(spots, cwd, thresholds)]
     lines += [
         f"{_where(d.file, cwd)}:{d.line}:1: warning: {wording.disagreement_sentence(d)}"

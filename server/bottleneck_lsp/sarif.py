@@ -88,7 +88,14 @@ def _result(doc: Document, row: RankedLine, rule: str, level: str, message: str)
         "properties": {
             "share": row.share,
             "timeS": row.time_s,
-            "columns": {k: {"share": c.share, "timeS": c.time_s} for k, c in row.columns.items()},
+            "columns": {
+                k: {
+                    "share": c.share,
+                    "timeS": c.time_s,
+                    **({"bytes": c.bytes} if c.bytes is not None else {}),
+                }
+                for k, c in row.columns.items()
+            },
         },
     }
 
@@ -105,7 +112,9 @@ def render(
         if row.line < 1:
             continue
         level = "warning" if analysis.severity(row, thresholds) == analysis.WARNING else "note"
-        results.append(_result(doc, row, rule_id(row.kind), level, wording.message(row, plain=True)))
+        results.append(
+            _result(doc, row, rule_id(analysis.marked_for(row)), level, wording.message(row, plain=True))
+        )
     for r in found or []:
         assert comparison is not None
         label = KIND_LABEL[comparison.kind]

@@ -7,12 +7,54 @@ form (code lenses); ``verdict_sentence`` the CPU/GPU verdict. ``plain=True`` giv
 
 from __future__ import annotations
 
-from .analysis import COLUMNS, CPU, DEVICE, KIND_LABEL, PYTHON, SHORT, WAIT, WALL, Hotspot, kernel_label
+from .analysis import (
+    COLUMNS,
+    CPU,
+    DEVICE,
+    KIND_LABEL,
+    MEMORY,
+    PYTHON,
+    SHORT,
+    WAIT,
+    WALL,
+    Hotspot,
+    Thresholds,
+    kernel_label,
+)
 from .model import Disagreement, Verdict
+
+NOTABLE_MEMORY_SHARE = Thresholds().min_memory_share
 
 
 def ms(seconds: float) -> str:
     return f"{seconds * 1000:.0f} ms" if seconds >= 0.01 else f"{seconds * 1000:.2f} ms"
+
+
+def size(n: float) -> str:
+    """Bytes in decimal units, as torch's memory tools print them (1 MB = 10^6 bytes)."""
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
+        if abs(n) >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{n:.0f} B"
+
+
+def _notable(row: Hotspot) -> bool:
+    """Memory is worded where the line holds a notable share of the peak (every figure is
+    in the document, the hover and the report's memory section)."""
+    cell = row.columns.get(MEMORY)
+    return cell is not None and cell.share >= NOTABLE_MEMORY_SHARE
+
+
+def memory_text(row: Hotspot) -> str:
+    """What the line holds at the memory peak, and what it allocated in all."""
+    cell, memory = row.columns[MEMORY], row.memory
+    text = f"holds {size(cell.bytes or 0)} at the memory peak ({cell.share * 100:.1f}% of it)"
+    if memory is not None and memory.allocations:
+        text += (
+            f"; allocated {size(memory.allocated_bytes)} in {memory.allocations} "
+            f"allocation{'s' if memory.allocations != 1 else ''}, {size(memory.freed_bytes)} freed"
+        )
+    return text
 
 
 def _times(plain: bool) -> str:
@@ -29,6 +71,8 @@ def kernels_text(row: Hotspot, n: int = 3, plain: bool = False) -> str:
 
 def _cell_text(row: Hotspot, kind: str, plain: bool) -> str:
     cell = row.columns[kind]
+    if kind == MEMORY:
+        return memory_text(row)
     if kind == WAIT:
         return (
             f"the CPU waited {ms(cell.time_s)} here on the device ({cell.share * 100:.1f}% of the cuda pass)"
@@ -56,6 +100,8 @@ def message(row: Hotspot, plain: bool = False) -> str:
     for kind in order:
         if kind not in row.columns or (kind == PYTHON and row.kind != PYTHON):
             continue
+        if kind == MEMORY and not _notable(row):
+            continue
         text = _cell_text(row, kind, plain)
         if kind == WALL and PYTHON in row.columns and row.columns[PYTHON].share >= 0.0005:  # shows as 0.1%
             text = text[:-1] + f", {row.columns[PYTHON].share * 100:.1f}% running Python)"
@@ -74,11 +120,14 @@ def message(row: Hotspot, plain: bool = False) -> str:
 
 def lens(row: Hotspot) -> str:
     """Short: the ranking column, its top op or kernel, the other columns' shares."""
-    if row.kind not in row.columns:  # a line marked for another column (where the CPU waits)
+    held = f"{size(row.columns[MEMORY].bytes or 0)} live at peak" if _notable(row) else ""
+    if row.kind not in row.columns:  # a line marked for another column (waits, memory)
         kinds = [k for k in (WALL, CPU, DEVICE) if k in row.columns]
         parts = [f"{SHORT[k]} {row.columns[k].share * 100:.1f}%" for k in kinds]
         if WAIT in row.columns:
             parts.insert(0, f"waits {ms(row.columns[WAIT].time_s)} on the device")
+        if held:
+            parts.insert(0, f"{held} ({row.columns[MEMORY].share * 100:.0f}% of the peak)")
         return " · ".join(parts)
     head = f"{row.share * 100:.1f}% {SHORT[row.kind]} · {ms(row.time_s)}"
     if row.kind == DEVICE and row.kernels:
@@ -92,6 +141,8 @@ def lens(row: Hotspot) -> str:
             rest.append(f"{SHORT[kind]} {row.columns[kind].share * 100:.0f}%")
     if WAIT in row.columns:
         rest.append(f"waits {ms(row.columns[WAIT].time_s)} on the device")
+    if held:
+        rest.append(held)
     return " · ".join([head, *rest])
 
 

@@ -9,7 +9,7 @@
 import { contributes } from "../package.json";
 
 export type ServerSource = "bundled" | "environment";
-export type Pass = "sample" | "cprofile" | "cpu" | "cuda";
+export type Pass = "sample" | "cprofile" | "cpu" | "cuda" | "memory";
 
 export interface ExtensionSettings {
   interpreter: string;
@@ -20,6 +20,7 @@ export interface ExtensionSettings {
   timeout: number;
   minShare: number;
   warningShare: number;
+  memoryShare: number;
   top: number;
   codeLens: boolean;
   exactLines: boolean;
@@ -31,7 +32,7 @@ export interface ExtensionSettings {
 
 export const SECTION = "bottleneck";
 
-const PASSES: readonly Pass[] = ["sample", "cprofile", "cpu", "cuda"];
+const PASSES: readonly Pass[] = ["sample", "cprofile", "cpu", "cuda", "memory"];
 const SOURCES: readonly ServerSource[] = ["bundled", "environment"];
 
 const isString = (v: unknown): v is string => typeof v === "string";
@@ -53,6 +54,7 @@ const VALID: { [K in keyof ExtensionSettings]: (v: unknown) => v is ExtensionSet
   timeout: positive,
   minShare: fraction,
   warningShare: fraction,
+  memoryShare: fraction,
   top: count,
   codeLens: isBool,
   exactLines: isBool,
@@ -142,6 +144,7 @@ export function serverSettings(settings: ExtensionSettings, python: string): Rec
     timeout: settings.timeout,
     minShare: settings.minShare,
     warningShare: settings.warningShare,
+    memoryShare: settings.memoryShare,
     top: settings.top,
     codeLens: settings.codeLens,
     exactLines: settings.exactLines,

@@ -80,6 +80,7 @@ test("server settings use the server's camelCase keys and the server's interpret
     timeout: 30,
     minShare: 0.1,
     warningShare: DEFAULTS.warningShare,
+    memoryShare: DEFAULTS.memoryShare,
     top: 5,
     codeLens: DEFAULTS.codeLens,
     exactLines: DEFAULTS.exactLines,

@@ -136,7 +136,9 @@ def _row_json(row: Hotspot) -> str:
     out in one message)."""
     extra = ('"exact":false,' if not row.exact else "") + ('"backward":true,' if row.backward else "")
     cells = ",".join(
-        f'{_quote(kind)}:{{"share":{_float(float(c.share))},"timeS":{_float(round(float(c.time_s), 6))}}}'
+        f'{_quote(kind)}:{{"share":{_float(float(c.share))},"timeS":{_float(round(float(c.time_s), 6))}'
+        + (f',"bytes":{int(c.bytes)}' if c.bytes is not None else "")
+        + "}"
         for kind, c in row.columns.items()
     )
     return (
@@ -206,7 +208,7 @@ def _diagnostic_body(row: Hotspot, thresholds: Thresholds) -> str:
     severity = _SEVERITY[analysis.severity(row, thresholds)]
     return (
         f'"message":{_quote(wording.message(row))},"severity":{severity},'
-        f'"source":{_SOURCE},"code":{_quote(row.kind)},'
+        f'"source":{_SOURCE},"code":{_quote(analysis.marked_for(row))},'
         f'"data":{{"row":{_row_json(row)}}}{related}}}'
     )
 
@@ -263,7 +265,7 @@ def hover(annotations: list[Annotation], doc: Document | None) -> str:
         if row is None:
             continue
         if a.since is not None and a.since.status != ADDED:
-            before, after = a.since.time_s(row.kind, False), a.since.time_s(row.kind, True)
+            before, after = a.since.amount(row.kind, False), a.since.amount(row.kind, True)
             notes.append(
                 f"Since {a.since_label}: {analysis.SHORT[row.kind]} {before * 1000:.1f} ms → "
                 f"{after * 1000:.1f} ms ({percent(a.since.change(row.kind))})."
@@ -273,10 +275,17 @@ def hover(annotations: list[Annotation], doc: Document | None) -> str:
             if cell is None:
                 continue
             mark = " (ranked by)" if kind == row.kind else ""
+            figure = (
+                f"{wording.size(cell.bytes or 0)} live"
+                if kind == analysis.MEMORY
+                else f"{cell.time_s * 1000:.1f} ms"
+            )
             rows.append(
-                f"| {analysis.SHORT[kind]}{mark} | {cell.share * 100:.1f}% | {cell.time_s * 1000:.1f} ms "
+                f"| {analysis.SHORT[kind]}{mark} | {cell.share * 100:.1f}% | {figure} "
                 f"| {analysis.DENOMINATOR[kind]} |"
             )
+        if row.memory is not None and row.memory.allocations:
+            notes.append(f"Memory: {wording.memory_text(row)}.")
         if row.ops:
             notes.append(
                 f"Ops from this line ({row.count} calls): "

@@ -25,6 +25,7 @@ class Settings:
     timeout: float = 600.0  # seconds per pass (the CLI has none: an editor's job must end)
     min_share: float = _THRESHOLDS.min_share
     warning_share: float = _THRESHOLDS.warning_share
+    memory_share: float = _THRESHOLDS.min_memory_share
     top: int = _THRESHOLDS.top
     code_lens: bool = True
     exact_lines: bool = _JOB.exact_lines
@@ -36,7 +37,12 @@ class Settings:
 
     @property
     def thresholds(self) -> Thresholds:
-        return Thresholds(min_share=self.min_share, top=self.top, warning_share=self.warning_share)
+        return Thresholds(
+            min_share=self.min_share,
+            top=self.top,
+            warning_share=self.warning_share,
+            min_memory_share=self.memory_share,
+        )
 
 
 _KEYS = {
@@ -48,6 +54,7 @@ _KEYS = {
     "timeout": "timeout",
     "minShare": "min_share",
     "warningShare": "warning_share",
+    "memoryShare": "memory_share",
     "top": "top",
     "codeLens": "code_lens",
     "exactLines": "exact_lines",
@@ -86,7 +93,7 @@ def _convert(name: str, value: Any) -> Any:
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
             raise ValueError("expected a positive number")
         return float(value)
-    if name in ("min_share", "warning_share"):
+    if name in ("min_share", "warning_share", "memory_share"):
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
             raise ValueError("expected a fraction between 0 and 1")
         return float(value)

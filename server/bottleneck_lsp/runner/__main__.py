@@ -183,6 +183,7 @@ class _Run:
                 event_budget=ns.event_budget,
                 save_raw=ns.save_raw,
                 script=script_path,
+                memory=ns.memory,
             )
         self.profiler.start()
         try:

@@ -41,6 +41,7 @@ class EventKinds:
     torch_op: int
     kineto: int
     torchscript_scope: Any
+    allocation: int = -1  # memory events (profile_memory=True)
 
     @staticmethod
     def of_torch() -> EventKinds:
@@ -53,6 +54,7 @@ class EventKinds:
             int(_EventType.TorchOp.value),
             int(_EventType.Kineto.value),
             RecordScope.TORCHSCRIPT_FUNCTION,
+            int(_EventType.Allocation.value),
         )
 
 
@@ -72,6 +74,7 @@ class LineStats:
         "function",
         "kernels",
         "line",
+        "memory",
         "opaque",
         "ops",
         "self_ns",
@@ -95,6 +98,7 @@ class LineStats:
         self.forward_links: dict[int, int] = {}  # autograd sequence number -> ns
         self.forward_device_links: dict[int, int] = {}  # the same, device time of backward kernels
         self.opaque: set[str] = set()  # compiled regions whose own lines are invisible
+        self.memory: list[int] | None = None  # see memory.account: allocated, count, freed, live at peak
 
 
 class OpStats:
@@ -129,6 +133,7 @@ class Attributor:
         self._torch_op = kinds.torch_op
         self._kineto = kinds.kineto
         self._torchscript = kinds.torchscript_scope
+        self._allocation = kinds.allocation
         self.lines: dict[tuple[str, int, bool], LineStats] = {}
         self.ops: dict[str, OpStats] = {}
         self.unattributed = LineStats("", 0, "", False)
@@ -152,6 +157,10 @@ class Attributor:
         # every device activity as (activity, its op's line, the op's name): exports.
         self.timeline: list[tuple[int, int, int, str, LineStats]] | None = None
         self.device_timeline: list[tuple[Any, LineStats, str]] | None = None
+        # Memory events (profile_memory=True): (time, address, bytes, the allocator's total,
+        # device, the line whose op allocated; a free's line is not used), see memory.py.
+        self.memory_events: list[tuple[int, int, int, int, str, LineStats]] = []
+        self.first_ns = 0  # the earliest root's start: the recording's time zero
 
     # -- contexts -------------------------------------------------------------------
     def _context(self, frame: Any, exact: bool) -> LineStats | None:
@@ -204,6 +213,10 @@ class Attributor:
         engine's device threads have no Python frames, so their ops go to the
         ``.backward()`` line whose engine run covers them."""
         roots = sorted(roots, key=lambda n: n.start_time_ns)
+        if roots:
+            self.first_ns = (
+                roots[0].start_time_ns if self.first_ns == 0 else min(self.first_ns, roots[0].start_time_ns)
+            )
         main_tid = roots[0].start_tid if roots else None
         others = []
         for root in roots:
@@ -277,6 +290,8 @@ class Attributor:
         device = self.device
         correlation = self._correlation
         timeline = self.timeline
+        allocation = self._allocation
+        memory = self.memory_events
         events = 0
         total = 0
         # (node, context, enclosing op's line, enclosing op's name)
@@ -379,6 +394,19 @@ class Attributor:
                     continue
                 for child in node.children:
                     push((child, child_ctx, parent_line, parent_name))
+                continue
+            if tag == allocation:
+                fields = node.extra_fields
+                memory.append(
+                    (
+                        node.start_time_ns,
+                        fields.ptr,
+                        fields.alloc_size,
+                        fields.total_allocated,
+                        str(fields.device),
+                        ctx if ctx is not None else unattributed,
+                    )
+                )
                 continue
             if tag == kineto and device and node.name in WAIT_CALLS:
                 waited = node.duration_time_ns

@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from . import callsites, device, recording
+from . import callsites, device, memory, recording
 from .attribution import TOP_LINKS, TOP_OPS, Attributor, LineStats
 from .callsites import position_fields, source_position
 from .device import Activity
@@ -210,19 +210,27 @@ class AutogradPass:
         event_budget: int = 0,
         save_raw: str | None = None,
         script: str = "",
+        memory: bool = False,
     ) -> None:
         self.name = name
         self.script = script  # named in a raw recording
         self.torch = torch
         self.files = files
         self.device = "cuda" if name == "cuda" else None
-        self.profiler, self.description = make_profiler(torch, with_stack=True, device=self.device)
+        self.profiler, self.description = make_profiler(
+            torch, with_stack=True, device=self.device, memory=memory
+        )
         self.save_raw = save_raw
         self.raw_note = ""
-        self.event_budget = event_budget
+        # Memory events count toward the budget: with them a torch call costs about twice
+        # the profiler's memory (a loop of tiny ops: 731 MB -> 1,523 MB), so it counts twice.
+        self.memory = memory
+        self.event_budget = max(event_budget // 2, 1) if memory and event_budget else event_budget
         self.guard = MemoryGuard()
         self.marker = (
-            make_line_marker(torch, event_budget, self._budget_reached, self.guard) if exact_lines else None
+            make_line_marker(torch, self.event_budget, self._budget_reached, self.guard)
+            if exact_lines
+            else None
         )
         self.script_calls = ScriptCallMarker(torch) if exact_lines else None
         self.exact_lines = exact_lines
@@ -316,6 +324,11 @@ class AutogradPass:
             else:
                 why = "to bound its memory"
                 advice = "raise --event-budget, or profile fewer steps"
+                if self.memory:
+                    advice = (
+                        "with memory recorded a torch call counts twice: raise --event-budget, "
+                        "leave memory out of --passes, or profile fewer steps"
+                    )
             out.setdefault("notes", []).append(
                 f"the profiler stopped after {calls} torch calls ({recorded:.1f} s into the script): "
                 f"{why}; the rest ran unprofiled and shares cover the recorded part ({advice})"
@@ -376,12 +389,16 @@ def _accepts(func: Any, name: str) -> bool:
         return False
 
 
-def make_profiler(torch: Any, with_stack: bool, device: str | None, cpu: bool = True) -> tuple[Any, str]:
+def make_profiler(
+    torch: Any, with_stack: bool, device: str | None, cpu: bool = True, memory: bool = False
+) -> tuple[Any, str]:
     """torch's autograd profiler, by feature rather than version: with a device, CUPTI
     kernel events need Kineto (``use_kineto=True``; its default, False, selects a GPU
     fallback that records no kernel at all, measured on an H200 with torch 2.11)."""
     profile = torch.autograd.profiler.profile
     kwargs: dict[str, Any] = {"with_stack": with_stack}
+    if memory:
+        kwargs["profile_memory"] = True  # allocation events, charged to lines (memory.py)
     if device is not None:
         kwargs["use_device"] = device
         if _accepts(profile, "use_kineto"):
@@ -569,7 +586,13 @@ def autograd_document(a: Attributor, activities: list[Activity] | None, wall_ns:
     if activities is not None:
         device_events = a.add_device_events(activities)
         summary = device.summarize(activities, wall_ns, runtime_recorded=True)
-    lines = [s for s in a.lines.values() if s.self_ns > 0 or s.device_ns > 0 or s.wait_ns > 0]
+    recorded = memory.account(a.memory_events, "cuda" if with_device else "cpu", a.first_ns)
+    peak = recorded["peak_bytes"] if recorded is not None else 0
+    lines = [
+        s
+        for s in a.lines.values()
+        if s.self_ns > 0 or s.device_ns > 0 or s.wait_ns > 0 or (s.memory is not None and s.memory[0] > 0)
+    ]
     lines.sort(key=lambda s: s.self_ns + s.device_ns, reverse=True)
     ops = sorted(a.ops.items(), key=lambda kv: kv[1].total_ns, reverse=True)
     # Every op with device time stays in the table, so that its device column adds up.
@@ -581,7 +604,12 @@ def autograd_document(a: Attributor, activities: list[Activity] | None, wall_ns:
             "self_device_us": _us(a.total_device_ns),
         },
         "lines": [
-            {**_line_entry(a, s), **_device_fields(a, s)} if with_device else _line_entry(a, s) for s in lines
+            {
+                **_line_entry(a, s),
+                **(_device_fields(a, s) if with_device else {}),
+                **memory.line_fields(s, peak),
+            }
+            for s in lines
         ],
         "unattributed": {
             "self_cpu_us": _us(un.self_ns),
@@ -609,6 +637,9 @@ def autograd_document(a: Attributor, activities: list[Activity] | None, wall_ns:
             for name, o in table
         ],
     }
+    if recorded is not None:
+        un_live = a.unattributed.memory[3] if a.unattributed.memory is not None else 0
+        out["memory"] = {**recorded, "outside_your_files_at_peak_bytes": un_live}
     if summary is not None:
         out["totals"]["wait_us"] = _us(a.total_wait_ns)
         out["unattributed"].update(_device_fields(a, un))

@@ -27,8 +27,8 @@ READS = (1, 2)
 # A recording is a file someone else may have sent: bounded before it is believed.
 MAX_BYTES = 1024**3  # decompressed: a recording bigger than this is refused
 MAX_DEPTH = 2000  # nested tree nodes (torch's deepest seen here: a few dozen)
-_TAGS = {"PyCall": 1, "PyCCall": 2, "TorchOp": 3, "Kineto": 4}
-REPLAY_KINDS = EventKinds(1, 2, 3, 4, "TORCHSCRIPT_FUNCTION")
+_TAGS = {"PyCall": 1, "PyCCall": 2, "TorchOp": 3, "Kineto": 4, "Allocation": 5}
+REPLAY_KINDS = EventKinds(1, 2, 3, 4, "TORCHSCRIPT_FUNCTION", 5)
 
 
 class RecordingError(ValueError):
@@ -70,6 +70,14 @@ def _node(node: Any) -> dict[str, Any]:
             "sequence_number": _attr(fields, "sequence_number", -1),
             "correlation_id": _attr(fields, "correlation_id", 0),
             "scope": _tag_name(_attr(fields, "scope", "")),
+        }
+    elif tag == "Allocation":
+        extra = {
+            "ptr": _attr(fields, "ptr", 0),
+            "alloc_size": _attr(fields, "alloc_size", 0),
+            "total_allocated": _attr(fields, "total_allocated", 0),
+            "total_reserved": _attr(fields, "total_reserved", 0),
+            "device": str(_attr(fields, "device", "")),
         }
     elif tag in ("PyCall", "PyCCall"):
         extra["caller"] = _frame(_attr(fields, "caller"))
@@ -159,7 +167,17 @@ class Frame:
 
 
 class Fields:
-    __slots__ = ("caller", "callsite", "correlation_id", "scope", "sequence_number")
+    __slots__ = (
+        "alloc_size",
+        "caller",
+        "callsite",
+        "correlation_id",
+        "device",
+        "ptr",
+        "scope",
+        "sequence_number",
+        "total_allocated",
+    )
 
     def __init__(self, data: Any) -> None:
         data = data if isinstance(data, dict) else {}
@@ -169,6 +187,11 @@ class Fields:
         self.sequence_number = _int(seq) if seq is not None else -1
         self.correlation_id = _int(data.get("correlation_id"))
         self.scope = _str(data.get("scope")).rsplit(".", 1)[-1]
+        # memory events (Allocation nodes)
+        self.ptr = _int(data.get("ptr"))
+        self.alloc_size = _int(data.get("alloc_size"))
+        self.total_allocated = _int(data.get("total_allocated"))
+        self.device = _str(data.get("device"))
 
 
 class Tag:

@@ -134,3 +134,34 @@ def test_with_memory_a_torch_call_counts_twice_toward_the_event_budget(tmp_path:
     assert part["event_budget"]["torch_calls"] == 100
     assert any("counts twice" in note for note in part["notes"]), part["notes"]
     assert part["memory"]["allocations"] > 0
+
+
+def test_out_of_memory_names_the_lines_holding_the_memory(tmp_path: Path) -> None:
+    line, failing = planted("out_of_memory.py"), planted_marker("out_of_memory.py", "# FAILS")
+    done = profile("out_of_memory.py")
+    assert done.returncode == 1, done.stderr[-2000:]
+    errors = [s for s in done.stdout.splitlines() if ": error: " in s]
+    # first the line holding the memory, then the failing allocation itself
+    assert errors[0].startswith(f"out_of_memory.py:{line}:5: error: holds 12.0 MB when"), errors
+    assert any(f":{failing}:" in e and "can't allocate memory" in e for e in errors), errors
+
+
+async def test_the_editor_marks_the_holders_when_memory_runs_out(memory_client: LanguageClient) -> None:
+    client = memory_client
+    uri = uris.from_fs_path(str(FOLDER / "out_of_memory.py")) or ""
+    answer = await execute(client, "bottleneck.profile", {"uri": uri})
+    assert answer["status"] == "error", answer
+    assert f"out of memory: out_of_memory.py:{planted('out_of_memory.py')} held 12.0 MB" in answer["summary"]
+    by_line = {
+        d.range.start.line + 1: d
+        for d in client.diagnostics.get(uri, [])
+        if d.severity == types.DiagnosticSeverity.Error
+    }
+    held = by_line[planted("out_of_memory.py")]
+    assert held.code == "out-of-memory" and held.message.startswith("holds 12.0 MB when the script ran out")
+    assert by_line[planted_marker("out_of_memory.py", "# FAILS")].code == "script-error"
+
+
+def planted_marker(name: str, marker: str) -> int:
+    text = (FOLDER / name).read_text().splitlines()
+    return next(i for i, line in enumerate(text, 1) if marker in line)

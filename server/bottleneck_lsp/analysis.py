@@ -451,3 +451,27 @@ def overall_status(doc: Document) -> tuple[str, int | None]:
 def failed_pass(doc: Document) -> Pass | None:
     """The first pass whose script failed, with its error (``part.error``)."""
     return next((part for part in doc.passes if part.error is not None), None)
+
+
+_OOM_WORDS = ("out of memory", "can't allocate memory", "cannot allocate memory")
+OOM_HOLDERS = 3
+
+
+def out_of_memory_holders(doc: Document) -> list[tuple[Hotspot, int]]:
+    """When the script died of an out-of-memory error: the lines holding the most memory
+    then (bytes they allocated that were not freed by the end of the recording), most first;
+    empty otherwise or without memory recorded."""
+    failed = failed_pass(doc)
+    error = failed.error if failed is not None else None
+    if error is None or not (
+        error.type.endswith("OutOfMemoryError") or any(w in error.message.lower() for w in _OOM_WORDS)
+    ):
+        return []
+    held = [
+        (row, row.memory.allocated_bytes - row.memory.freed_bytes)
+        for row in (doc.ranking.lines if doc.ranking is not None else [])
+        if row.memory is not None
+    ]
+    held = [(row, n) for row, n in held if n > 0 and row.line >= 1]
+    held.sort(key=lambda item: -item[1])
+    return held[:OOM_HOLDERS]

@@ -278,6 +278,7 @@ class MemorySummary(Node):
     frees_of_earlier_memory: int = 0
     peak_at_s: float | None = None
     allocator_bytes_at_peak: int | None = None
+    reserved_bytes_at_peak: int | None = None
     peak_file: str | None = None
     peak_line: int | None = None
     outside_your_files_at_peak_bytes: int = 0

@@ -259,9 +259,10 @@ def memory_lines(doc: Document, cwd: str, thresholds: Thresholds) -> list[str]:
     when = f", {m.peak_at_s:.2f} s in" if m.peak_at_s is not None else ""
     out.append(f"Peak: {size(m.peak_bytes)} held at once by allocations made while profiling{when}{where}.")
     if m.allocator_bytes_at_peak is not None:
-        out.append(
-            f"The allocator held {size(m.allocator_bytes_at_peak)} then (memory from before included)."
-        )
+        reserved = m.reserved_bytes_at_peak
+        cached = f", and had reserved {size(reserved)} from the device" if reserved else ""
+        held = size(m.allocator_bytes_at_peak)
+        out.append(f"The allocator held {held} then (memory from before included){cached}.")
     out.append(
         f"Allocated {size(m.allocated_bytes)} in {m.allocations:,} allocations, freed {size(m.freed_bytes)}; "
         f"{size(m.live_at_end_bytes)} still live when the pass ended."
@@ -306,6 +307,13 @@ def error_lines(doc: Document, cwd: str) -> list[str]:
     error = failed.error
     out = _section(f"Script failed ({failed.status} in the {failed.name} pass)")
     out += error.traceback.rstrip().splitlines()
+    holders = analysis.out_of_memory_holders(doc)
+    if holders:
+        out += ["", "Out of memory. The lines holding the most memory when it failed:"]
+        out += [
+            f"{_where(row.file, cwd)}:{row.line}:{row.column}: error: {wording.held_at_failure(row, held)}"
+            for row, held in holders
+        ]
     if error.file:
         out.append(
             f"{_where(error.file, cwd)}:{error.line}:{error.column or 1}: error: "

@@ -45,6 +45,14 @@ def _notable(row: Hotspot) -> bool:
     return cell is not None and cell.share >= NOTABLE_MEMORY_SHARE
 
 
+def held_at_failure(row: Hotspot, held: int) -> str:
+    count = row.memory.allocations if row.memory is not None else 0
+    return (
+        f"holds {size(held)} when the script ran out of memory (allocated here and not freed; "
+        f"{count} allocation{'s' if count != 1 else ''} in all)"
+    )
+
+
 def memory_text(row: Hotspot) -> str:
     """What the line holds at the memory peak, and what it allocated in all."""
     cell, memory = row.columns[MEMORY], row.memory

@@ -23,6 +23,7 @@ from ..model import Document, ForwardLink, Function, Pass
 
 SOURCE = "bottleneck"
 ERROR_CODE = "script-error"
+OUT_OF_MEMORY = "out-of-memory"
 
 
 @dataclass(slots=True)
@@ -37,6 +38,7 @@ class Annotation:
     column: int = 0  # 0-based
     since: LineChange | None = None  # the line in the run compared with (previous or baseline)
     since_label: str = ""  # "last run", "baseline"
+    held: int = 0  # bytes this line held when the script ran out of memory (memo["held"] says so)
     # Text that does not depend on where the line is now (lens title, a diagnostic's body),
     # made once: edits move annotations, and a file may hold thousands of them. Shared
     # by the moved copies.
@@ -55,6 +57,7 @@ class Annotation:
             self.column,
             self.since,
             self.since_label,
+            self.held,
             self.memo,
         )
 
@@ -106,6 +109,13 @@ def build(
     if error is not None and error.file and error.line:
         column = max((error.column or 1) - 1, 0)
         out.append(_at(script, error.file, error.line, failed=failed, column=column))
+    for row, held in analysis.out_of_memory_holders(doc):
+        a = Annotation(
+            script, _uri(row.file), row.line - 1, row.text, column=max(row.column - 1, 0), held=held
+        )
+        where = f" at {os.path.basename(error.file)}:{error.line}" if error is not None and error.file else ""
+        a.memo["held"] = wording.held_at_failure(row, held) + where
+        out.append(a)
     return out
 
 
@@ -176,6 +186,18 @@ def diagnostic(a: Annotation, thresholds: Thresholds) -> str | None:
             },
             separators=(",", ":"),
         )
+    if a.held:
+        return json.dumps(
+            {
+                "range": _range(a.line, a.column, a.column + max(len(a.text), 1)),
+                "message": a.memo["held"],
+                "severity": _ERROR,
+                "source": SOURCE,
+                "code": OUT_OF_MEMORY,
+                "data": {"script": a.script, "heldBytes": a.held},
+            },
+            separators=(",", ":"),
+        )
     row = a.row
     if row is None:
         return None
@@ -240,7 +262,7 @@ def since_text(a: Annotation) -> str:
 
 
 def code_lens(a: Annotation) -> types.CodeLens | None:
-    if a.failed is not None:
+    if a.failed is not None or a.held:
         return None
     return types.CodeLens(
         range=types.Range(types.Position(a.line, 0), types.Position(a.line, 0)),
@@ -255,6 +277,8 @@ def hover(annotations: list[Annotation], doc: Document | None) -> str:
     for a in annotations:
         if a.failed is not None and a.failed.error is not None:
             notes.append(f"**{a.failed.error.type}**: {a.failed.error.message}")
+        if a.held:
+            notes.append(f"**Out of memory**: this line {a.memo['held']}.")
         if a.function is not None:
             f = a.function
             notes.append(

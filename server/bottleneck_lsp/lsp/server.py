@@ -31,7 +31,7 @@ from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 
-from .. import __version__, analysis, relocate, report, result
+from .. import __version__, analysis, relocate, report, result, wording
 from ..contract import PASSES
 from ..jobs import Job, JobError, JobEvent, JobSpec
 from ..model import Document
@@ -348,6 +348,10 @@ def _summary(doc: Document, added: list[notes.Annotation]) -> str:
     verdict = doc.verdict
     if verdict is not None:
         head += f"; {verdict.bound.upper()}-bound (device busy {verdict.device_busy_fraction * 100:.0f}%)"
+    holders = analysis.out_of_memory_holders(doc)
+    if holders:
+        row, held = holders[0]
+        head += f"; out of memory: {os.path.basename(row.file)}:{row.line} held {wording.size(held)}"
     if analysis.found_disagreements(doc):
         head += "; passes disagree on call counts (seed the script: see the report)"
     return head

@@ -158,8 +158,9 @@ class Attributor:
         self.timeline: list[tuple[int, int, int, str, LineStats]] | None = None
         self.device_timeline: list[tuple[Any, LineStats, str]] | None = None
         # Memory events (profile_memory=True): (time, address, bytes, the allocator's total,
-        # device, the line whose op allocated; a free's line is not used), see memory.py.
-        self.memory_events: list[tuple[int, int, int, int, str, LineStats]] = []
+        # device, the line whose op allocated (a free's is not used), the allocator's
+        # reserved bytes), see memory.py.
+        self.memory_events: list[tuple[int, int, int, int, str, LineStats, int]] = []
         self.first_ns = 0  # the earliest root's start: the recording's time zero
 
     # -- contexts -------------------------------------------------------------------
@@ -405,6 +406,7 @@ class Attributor:
                         fields.total_allocated,
                         str(fields.device),
                         ctx if ctx is not None else unattributed,
+                        fields.total_reserved,
                     )
                 )
                 continue

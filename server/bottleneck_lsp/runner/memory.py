@@ -17,7 +17,8 @@ from typing import Any
 
 from .attribution import LineStats
 
-Event = tuple[int, int, int, int, str, LineStats]  # time, address, bytes (<0: free), total, device, line
+# time, address, bytes (<0: a free), the allocator's total, device, line, its reserved bytes
+Event = tuple[int, int, int, int, str, LineStats, int]
 
 
 def _device(events: list[Event], kind: str) -> str | None:
@@ -41,7 +42,7 @@ def account(events: list[Event], kind: str, start_ns: int) -> dict[str, Any] | N
     current = peak = 0
     peak_index = -1
     allocated = count = freed = unmatched = 0
-    for i, (_t, ptr, size, _total, _dev, line) in enumerate(mine):
+    for i, (_t, ptr, size, _total, _dev, line, _reserved) in enumerate(mine):
         if size > 0:
             live[ptr] = (size, line)
             current += size
@@ -66,7 +67,7 @@ def account(events: list[Event], kind: str, start_ns: int) -> dict[str, Any] | N
                 record[2] += found[0]
     # Again up to the peak: what each line holds then.
     at_peak: dict[int, tuple[int, LineStats]] = {}
-    for _t, ptr, size, _total, _dev, line in mine[: peak_index + 1]:
+    for _t, ptr, size, _total, _dev, line, _reserved in mine[: peak_index + 1]:
         if size > 0:
             at_peak[ptr] = (size, line)
         else:
@@ -84,9 +85,11 @@ def account(events: list[Event], kind: str, start_ns: int) -> dict[str, Any] | N
         "frees_of_earlier_memory": unmatched,
     }
     if peak_index >= 0:
-        t, _ptr, _size, total, _dev, line = mine[peak_index]
+        t, _ptr, _size, total, _dev, line, reserved = mine[peak_index]
         summary["peak_at_s"] = round(max(t - start_ns, 0) / 1e9, 6)
         summary["allocator_bytes_at_peak"] = total  # the allocator's own total, earlier memory too
+        if reserved:  # the CUDA caching allocator's reserved bytes (the CPU allocator has none)
+            summary["reserved_bytes_at_peak"] = reserved
         if line.file:
             summary["peak_file"] = line.file
             summary["peak_line"] = line.line

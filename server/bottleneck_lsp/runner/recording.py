@@ -177,6 +177,7 @@ class Fields:
         "scope",
         "sequence_number",
         "total_allocated",
+        "total_reserved",
     )
 
     def __init__(self, data: Any) -> None:
@@ -191,6 +192,7 @@ class Fields:
         self.ptr = _int(data.get("ptr"))
         self.alloc_size = _int(data.get("alloc_size"))
         self.total_allocated = _int(data.get("total_allocated"))
+        self.total_reserved = _int(data.get("total_reserved"))
         self.device = _str(data.get("device"))
 
 

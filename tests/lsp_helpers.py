@@ -51,6 +51,16 @@ def runner_pids(marker: str) -> list[int]:
     ]
 
 
+def our_processes() -> str:
+    """Every live process of this package, one per line (pid, parent, argv): what a failed
+    check on ``runner_pids`` prints, so that a rare race says what was left."""
+    return "\n".join(
+        f"{pid} (parent {ppid}): {' '.join(argv)}"
+        for pid, argv, ppid in _live_processes()
+        if any("bottleneck_lsp" in a for a in argv)
+    )
+
+
 def fork_servers(parent: int | None = None) -> list[int]:
     """Live fork servers (started by ``parent``, when given)."""
     return [

@@ -29,6 +29,7 @@ def test_exit_code_2_when_the_scripts_argparse_rejects_and_0_with_arguments() ->
     assert b"--size" in missing.stderr
     given = cli(str(SCRIPTS / "needs_args.py"), "--size", "400")  # ~70 ms: enough looks to rank by wall
     assert given.returncode == 0, given.stderr.decode()[-2000:]
+    assert b"profiler_start" not in given.stderr and b"profiler_stop" not in given.stderr  # kineto's
     out = given.stdout.decode("ascii")  # ASCII output, as the old tool's test decoded it
     lines = out.splitlines()
 
@@ -93,3 +94,29 @@ def test_console_script_profile_subcommand(tmp_path) -> None:  # type: ignore[no
     warnings = [line for line in out.splitlines() if ": warning: " in line or ": note: " in line]
     assert len(warnings) == 1  # --top 1 and a threshold nothing reaches
     assert warnings[0].startswith(str(SCRIPTS / "fn_call.py"))  # outside cwd: absolute path
+
+
+def test_a_python_heavy_script_is_told_why_its_autograd_pass_took_so_long() -> None:
+    """600,000 generator resumes: the Python tracer records each, and the profiler's stop
+    and our reading of them take seconds after a 0.1 s script. The report says so, with
+    the count and the way out; a torch script's report says nothing of it."""
+    heavy = cli("--passes", "cpu", str(SCRIPTS / "generator_heavy.py"))
+    assert heavy.returncode == 0, heavy.stderr
+    notes = [line for line in heavy.stdout.decode().splitlines() if "the Python tracer recorded" in line]
+    assert len(notes) == 1, heavy.stdout.decode()[-3000:]
+    count = int(re.search(r"recorded ([\d,]+) Python calls", notes[0]).group(1).replace(",", ""))  # type: ignore[union-attr]
+    assert 600_000 <= count <= 601_000  # the resumes, and the few calls around them
+    assert "(--passes sample,cprofile)" in notes[0]
+    light = cli("--passes", "cpu", str(SCRIPTS / "fn_call.py"))
+    assert light.returncode == 0 and b"the Python tracer recorded" not in light.stdout
+
+
+def test_the_python_heavy_note_needs_both_the_count_and_the_cost() -> None:
+    from bottleneck_lsp.contract import PYTHON_HEAVY_CALLS
+    from bottleneck_lsp.runner.passes import python_heavy_note
+
+    assert python_heavy_note(PYTHON_HEAVY_CALLS, 10.0, 1.0)
+    assert not python_heavy_note(PYTHON_HEAVY_CALLS - 1, 10.0, 1.0)  # few calls: a slow stop is not theirs
+    assert not python_heavy_note(
+        10 * PYTHON_HEAVY_CALLS, 2.0, 1.0
+    )  # a long script: the cost is in proportion

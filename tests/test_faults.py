@@ -20,7 +20,7 @@ import torch
 
 from bottleneck_lsp.jobs import Job, JobEvent, JobSpec
 from helpers import SCRIPTS, marker_line, run_job, typed
-from lsp_helpers import our_folders, runner_pids
+from lsp_helpers import our_folders, our_processes, runner_pids
 
 
 def cli(*args: str, cwd: str | None = None, timeout: float = 300) -> subprocess.CompletedProcess[bytes]:
@@ -268,7 +268,8 @@ def test_killing_the_cli_takes_its_runner_along(script: str, processes: int, for
             if len(runner_pids(script)) >= processes:
                 break
             time.sleep(0.1)
-        assert len(runner_pids(script)) == processes  # the runner, and the script's worker
+        found = runner_pids(script)
+        assert len(found) == processes, (found, our_processes())  # the runner, and the script's worker
     finally:
         proc.kill()  # SIGKILL: the CLI cannot clean up; the runner must notice by itself
         proc.wait()
@@ -276,7 +277,7 @@ def test_killing_the_cli_takes_its_runner_along(script: str, processes: int, for
         if not runner_pids(script) and not our_folders() - before:
             break
         time.sleep(0.1)
-    assert runner_pids(script) == []
+    assert runner_pids(script) == [], our_processes()
     assert our_folders() - before == set()  # the job's private folder went with it
 
 

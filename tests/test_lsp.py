@@ -174,6 +174,28 @@ async def test_annotations_follow_edits(client: LanguageClient) -> None:
     assert lines  # the other lines, untouched, keep theirs
 
 
+async def test_a_python_heavy_pass_is_forecast_and_explained(client: LanguageClient) -> None:
+    """Before the autograd pass of a Python-heavy script, the progress says what recording
+    its Python calls may cost (from cProfile's count); after it, the pass's note (why it
+    took seconds), as the report prints it beside the pass's table, is in the log."""
+    uri = uri_of("generator_heavy.py")
+    await execute(client, "bottleneck.profile", {"uri": uri, "passes": ["cprofile", "cpu"]})
+    token = list(client.progress_reports)[-1]
+    starts = [
+        r.message or ""
+        for r in client.progress_reports[token]
+        if isinstance(r, types.WorkDoneProgressReport) and (r.message or "").startswith("pass ")
+    ]
+    assert starts[0] == "pass 1/2: cprofile", starts
+    assert starts[1].startswith("pass 2/2: cpu (cProfile counted 600,") and "may add about" in starts[1], (
+        starts
+    )
+    logged = [m.message for m in client.log_messages if "pass cpu: note: " in m.message]
+    assert logged and "generator_heavy.py: pass cpu: note: the Python tracer recorded 600," in logged[0], (
+        logged
+    )
+
+
 async def test_report_command(client: LanguageClient) -> None:
     missing = await execute(client, "bottleneck.report")
     assert missing["status"] == "refused"
@@ -190,6 +212,10 @@ async def test_failures_before_running_are_clear_and_run_nothing(client: Languag
         ({"uri": uris.from_fs_path(str(SCRIPTS))}, "Script is a folder"),
         ({"uri": "untitled:Untitled-1"}, "not a file URI"),
         ({"uri": uri_of("fn_call.py"), "python": "/no/python"}, "Python interpreter not found"),
+        (
+            {"uri": uri_of("fn_call.py"), "torchrunArgs": ["--run-path", "x.py"]},
+            "Torchrun option --run-path is not supported here",
+        ),
     ]
     for arguments, expected in cases:
         result = await execute(client, "bottleneck.profile", arguments)

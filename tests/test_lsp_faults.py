@@ -4,6 +4,7 @@ processes, no progress left open, and the server keeps answering."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import socket
 import subprocess
@@ -19,7 +20,7 @@ from pygls import uris
 from pytest_lsp import LanguageClient
 
 from helpers import SCRIPTS
-from lsp_helpers import SERVER, execute, hot_diagnostic, runner_pids, uri_of, wait_for_runner
+from lsp_helpers import SERVER, SETTINGS, execute, hot_diagnostic, runner_pids, uri_of, wait_for_runner
 
 
 def progress_all_ended(client: LanguageClient) -> bool:
@@ -206,6 +207,49 @@ def test_tcp_binds_loopback_by_default_and_warns_otherwise() -> None:
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+def _frame(message: dict[str, Any]) -> bytes:
+    body = json.dumps(message).encode()
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
+def test_sigterm_over_stdio_mid_profile_exits_and_kills_the_runner() -> None:
+    """An editor may signal the server and keep its stdin open: it still exits, runner and all."""
+    proc = subprocess.Popen(SERVER, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    assert proc.stdin is not None
+    root = uris.from_fs_path(str(SCRIPTS))
+    options = {"bottleneck": SETTINGS}
+    initialize = {
+        "processId": os.getpid(),
+        "rootUri": root,
+        "capabilities": {},
+        "initializationOptions": options,
+    }
+    profile = {"command": "bottleneck.profile", "arguments": [{"uri": uri_of("forever.py")}]}
+    proc.stdin.write(_frame({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": initialize}))
+    proc.stdin.write(_frame({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
+    proc.stdin.write(
+        _frame({"jsonrpc": "2.0", "id": 2, "method": "workspace/executeCommand", "params": profile})
+    )
+    proc.stdin.flush()
+    try:
+        for _ in range(300):
+            if runner_pids("forever.py"):
+                break
+            time.sleep(0.1)
+        assert runner_pids("forever.py"), "the profile never started"
+        proc.terminate()
+        assert proc.wait(10) == 0
+        for _ in range(50):
+            if not runner_pids("forever.py"):
+                break
+            time.sleep(0.1)
+        assert runner_pids("forever.py") == []
+    finally:
+        proc.kill()
+        proc.wait()
+        proc.stdin.close()
 
 
 def test_nothing_runs_at_server_start(tmp_path: Path) -> None:

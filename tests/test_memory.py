@@ -165,3 +165,24 @@ async def test_the_editor_marks_the_holders_when_memory_runs_out(memory_client: 
 def planted_marker(name: str, marker: str) -> int:
     text = (FOLDER / name).read_text().splitlines()
     return next(i for i, line in enumerate(text, 1) if marker in line)
+
+
+def test_a_raw_recording_keeps_the_memory_events_for_replay(tmp_path: Path) -> None:
+    done = profile(
+        "leak.py", "--save-raw", str(tmp_path), "--format", "json", "-o", str(tmp_path / "live.json")
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    recording = tmp_path / "leak.cpu.raw.json.gz"
+    replayed = subprocess.run(
+        [CLI, "replay", str(recording), "--root", str(FOLDER), "--format", "json"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert replayed.returncode == 0, replayed.stderr
+    live = next(p for p in json.loads((tmp_path / "live.json").read_text())["passes"] if p["name"] == "cpu")
+    again = json.loads(replayed.stdout)["passes"][0]
+    assert again["memory"]["peak_bytes"] == live["memory"]["peak_bytes"]
+    line = planted("leak.py")
+    held = next(r for r in again["lines"] if r["line"] == line)["memory"]["live_at_peak_bytes"]
+    assert within(held, CASES["leak.py"][1]), held

@@ -180,6 +180,15 @@ def test_settings_merge_reports_bad_values_and_keeps_good_ones() -> None:
     assert merge(Settings(), "junk").problems
 
 
+def test_the_distributed_settings_are_checked_as_the_command_line_checks_them() -> None:
+    s = merge(Settings(), {"torchrunArgs": ["--nnodes=2", "--node_rank", "1"], "collectiveSizes": True})
+    assert s.torchrun_args == ("--nnodes", "2", "--node-rank", "1") and s.collective_sizes and not s.problems
+    bad = merge(s, {"torchrunArgs": ["--run-path", "x.py"], "collectiveSizes": "yes"})
+    assert bad.torchrun_args == s.torchrun_args and bad.collective_sizes  # the good values stay
+    assert any("'torchrunArgs': torchrun option --run-path is not supported here" in p for p in bad.problems)
+    assert any("'collectiveSizes': expected true or false" in p for p in bad.problems), bad.problems
+
+
 def test_a_python_share_that_would_print_as_zero_is_left_out() -> None:
     row = analysis.all_rows(recorded())[0]
     wall = row.columns[analysis.WALL]

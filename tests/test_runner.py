@@ -113,3 +113,21 @@ def test_timeout_kills_the_pass_and_keeps_partial_results() -> None:
     assert part["status"] == "timeout"
     assert doc["exit_code"] == 124
     assert part["lines"] and part["lines"][0]["line"] == marker_line("forever.py")
+
+
+def test_kineto_start_and_stop_lines_are_dropped_and_the_rest_of_stderr_kept(capfd) -> None:  # type: ignore[no-untyped-def]
+    from bottleneck_lsp.runner import kinetolog
+
+    with kinetolog.dropped():
+        os.write(
+            2, b"USDT:2026-12-02 06:29:13 5473:5473 SyncActivityProfilerHandler.cpp:52] profiler_start\n"
+        )
+        os.write(2, b"the script's own line\n")
+        os.write(
+            2, b"STAGE:2026-12-02 06:29:31 5533:5533 SyncActivityProfilerHandler.cpp:51] Completed Stage\n"
+        )
+        os.write(2, b"USDT: a line of the script's that only looks alike\n")
+    assert (
+        capfd.readouterr().err
+        == "the script's own line\nUSDT: a line of the script's that only looks alike\n"
+    )

@@ -38,6 +38,10 @@ PYEOF
 
 run gpu_bound tests/fixtures/cuda_gpu_bound.py
 run cpu_bound tests/fixtures/cuda_cpu_bound.py
+# Memory on the GPU (docs/memory.md): activations held until backward, and an out-of-memory
+# error (the script's exit is non-zero: the report must name the planted line first).
+run cuda_activation tests/memory/activation.py cuda
+run cuda_oom tests/memory/cuda_out_of_memory.py
 run train_cuda examples/train.py --device ${TRAIN_DEVICE:-cuda} --steps 10 --width 2048
 # The same without the fork server (a fresh interpreter per pass), for comparison.
 begin=$(date +%s.%N)

@@ -12,8 +12,9 @@ the presentation reads ``doc.ranking``. Nothing here runs code or touches the di
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from . import distributed
 from .model import (
     CallFromLine,
     Cell,
@@ -68,6 +69,7 @@ class Thresholds:
     top: int = 3  # the top N lines are shown even under min_share
     warning_share: float = 0.20  # at or above: a warning (see ``severity``)
     min_memory_share: float = 0.10  # a line holding this share of the memory peak is shown
+    rank_spread: float = 1.5  # distributed: the slowest rank at this many times the median is said
 
 
 def amount(cell: Cell, kind: str) -> float:
@@ -289,7 +291,18 @@ def conclude(doc: Document) -> Document:
     doc.verdict = verdict(doc)
     doc.root = outermost_root(doc.roots, doc.script)
     doc.ranking = ranking(doc)
-    doc.absent = doc.absent - {"status", "exit_code", "verdict", "ranking", "root"}
+    changed = {"status", "exit_code", "verdict", "ranking", "root"}
+    if doc.ranks:  # a distributed job: every line as the ranks' median, with its spread
+        per_rank = [ranking(replace(doc, passes=run.passes)) for run in doc.ranks]
+        doc.ranking, doc.distributed = distributed.merge(doc.ranks, per_rank)
+        world = distributed.world_size(doc.launch)
+        if world > len(doc.ranks):
+            doc.distributed.notes.append(
+                f"this report covers {len(doc.ranks)} of the job's {world} ranks (those of this node); "
+                "with --parts-dir, node 0 reports them all"
+            )
+        changed.add("distributed")
+    doc.absent = doc.absent - changed
     return doc
 
 

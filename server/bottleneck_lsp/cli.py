@@ -20,6 +20,7 @@ from .analysis import Thresholds
 from .compare import Comparison, Regression, compare, regressions
 from .contract import PASSES, unknown_passes
 from .jobs import Job, JobError, JobEvent, JobSpec
+from .launch import LAUNCHER_OPTIONS
 from .model import Document
 from .result import ResultError, load_document
 
@@ -126,6 +127,34 @@ def add_profile_arguments(parser: argparse.ArgumentParser) -> None:
         "is slower than the baseline by more than SHARE (10%% or 0.1), each printed as an error",
     )
     parser.add_argument(
+        "--nproc-per-node",
+        type=int,
+        default=_JOB.nproc_per_node,
+        metavar="N",
+        help="a distributed job: each pass launches the script with torchrun, N processes on this node "
+        "(gloo or NCCL, as the script chooses); every line shows its spread across the ranks and "
+        "the straggler is named (default: 1, one process)",
+    )
+    parser.add_argument(
+        "--parts-dir",
+        metavar="DIR",
+        default=None,
+        help="several nodes: a folder every node sees at the same path; every rank writes its parts "
+        "there and node 0 reports all ranks (the other nodes report their own)",
+    )
+    parser.add_argument(
+        "--collective-sizes",
+        action="store_true",
+        help="a distributed job: record the autograd passes' input shapes, for the bytes each "
+        "collective sent (the Ranks table's sent column); the recording takes more memory "
+        "(up to 3x on an LSTM language model)",
+    )
+    launcher = parser.add_argument_group(
+        "torchrun options", "passed on to torch.distributed.run for a distributed job (default: --standalone)"
+    )
+    for option in LAUNCHER_OPTIONS:
+        launcher.add_argument(option, dest=_launcher_dest(option), metavar="VALUE", default=None)
+    parser.add_argument(
         "--no-exact-lines",
         action="store_true",
         help="skip the per-call line marker (faster on tiny-op loops; operator lines become their function)",
@@ -145,11 +174,27 @@ class _Progress:
             self.stream.write(event.text)
             self.stream.flush()
         elif self.tty and event.kind == "pass_start":
-            self.stream.write(f"[bottleneck] pass {event.index + 1}/{event.total}: {event.pass_name} ...\n")
+            ahead = f" ({event.forecast})" if event.forecast else ""
+            self.stream.write(
+                f"[bottleneck] pass {event.index + 1}/{event.total}: {event.pass_name}{ahead} ...\n"
+            )
             self.stream.flush()
         elif self.tty and event.kind == "pass_end":
             self.stream.write(f"[bottleneck] pass {event.pass_name}: {event.status}\n")
             self.stream.flush()
+
+
+def _launcher_dest(option: str) -> str:
+    return "launch_" + option.lstrip("-").replace("-", "_")
+
+
+def _launcher(ns: argparse.Namespace) -> tuple[str, ...]:
+    out: list[str] = []
+    for option in LAUNCHER_OPTIONS:
+        value = getattr(ns, _launcher_dest(option), None)
+        if value is not None:
+            out += [option, value]
+    return tuple(out)
 
 
 def run_profile(ns: argparse.Namespace) -> int:
@@ -194,6 +239,10 @@ def _profile(ns: argparse.Namespace, args: list[str], baseline: Document | None,
         fork=not ns.no_fork,
         prestart=not ns.no_prestart,
         save_raw=save_raw,
+        nproc_per_node=ns.nproc_per_node,
+        launcher=_launcher(ns),
+        parts_dir=ns.parts_dir,
+        collective_sizes=ns.collective_sizes,
     )
     try:
         job = Job(spec, on_event=_Progress(sys.stderr))
@@ -207,12 +256,11 @@ def _profile(ns: argparse.Namespace, args: list[str], baseline: Document | None,
         return 130
     recorded = []
     for name in PASSES:
-        raw = job.raw_path(name)
-        if raw is not None and os.path.exists(raw):
-            if name in ("cpu", "cuda"):
-                recorded.append(raw)
-            if ns.save_raw is not None:
-                print(f"bottleneck-lsp: raw recording of the {name} pass: {raw}", file=sys.stderr)
+        made = job.recorded(name)
+        if made and name in ("cpu", "cuda"):
+            recorded.append(made[0])  # a distributed job's exports come from its lowest rank
+        for raw in made if ns.save_raw is not None else []:
+            print(f"bottleneck-lsp: raw recording of the {name} pass: {raw}", file=sys.stderr)
     comparison = compare(baseline, doc) if baseline is not None else None
     found = []
     if comparison is not None and ns.fail_on_regression is not None:

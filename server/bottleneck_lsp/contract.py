@@ -36,8 +36,32 @@ FORKSERVER_MODULE = "bottleneck_lsp.runner.forkserver"  # forks runners: start-u
 ORIGINAL_PYTHONPATH = "BOTTLENECK_LSP_ORIGINAL_PYTHONPATH"
 
 
+# Distributed jobs: each pass is one launch of torch's own launcher (torchrun), with the
+# runner as every worker's entry point; each rank writes its part to ``rank_part(out, rank)``.
+LAUNCHER_MODULE = "torch.distributed.run"
+LAUNCHER_WRAPPER = "bottleneck_lsp.runner.launcher"  # torchrun, ending with its parent
+# Collective ops, as the autograd profiler names them: the c10d dispatcher ops the ranks
+# issue (``c10d::allreduce_``), the backends' work (``gloo:all_reduce``, ``nccl:all_reduce``)
+# and the communication ranges torch records (``record_param_comms``).
+COLLECTIVE_PREFIXES = ("c10d::", "gloo:", "nccl:", "record_param_comms")
+
+
+def rank_part(out: str, rank: int) -> str:
+    """Where rank ``rank`` of a distributed pass writes its part (``out``: the pass's)."""
+    return f"{out}.rank{rank}"
+
+
 # Not a pass: in a pass list, it has the autograd passes (cpu, cuda) record allocations too.
 MEMORY = "memory"
+
+# A Python-heavy autograd pass: torch's Python tracer (with_stack) records every Python call
+# and generator resume, and stopping the profiler and reading them costs about 10 us each
+# (measured here: docs/performance.md). Past this many calls, and this many times the
+# script's own time, the pass's note says so, and the job's progress warns before it starts
+# (from the cProfile pass's count, which matches the tracer's).
+PYTHON_HEAVY_CALLS = 500_000
+PYTHON_HEAVY_RATIO = 3.0
+TRACER_S_PER_CALL = 10e-6
 
 
 def unknown_passes(names: list[str] | tuple[str, ...]) -> str | None:
@@ -81,6 +105,8 @@ class RunnerArgs:
     memory: bool = False  # the autograd passes also record allocations (profile_memory)
     save_raw: str | None = None  # where to write the raw recording
     wait_fd: int | None = None  # started ahead of its turn: wait for a byte on this fd
+    per_rank: bool = False  # a torchrun worker: write rank_part(out, RANK), exit as the script did
+    shapes: bool = False  # record input shapes: the bytes each collective sent (comms.py)
     args: list[str] = field(default_factory=list)  # the script's arguments
 
     def argv(self, python: str) -> list[str]:
@@ -105,6 +131,10 @@ class RunnerArgs:
             cmd += ["--wait-fd", str(self.wait_fd)]
         if self.save_raw is not None:
             cmd += ["--save-raw", self.save_raw]
+        if self.per_rank:
+            cmd.append("--per-rank")
+        if self.shapes:
+            cmd.append("--shapes")
         return [*cmd, "--", *self.args]
 
     @classmethod
@@ -122,6 +152,8 @@ class RunnerArgs:
         parser.add_argument("--memory", action="store_true")
         parser.add_argument("--save-raw", default=None)
         parser.add_argument("--wait-fd", type=int, default=None)
+        parser.add_argument("--per-rank", action="store_true")
+        parser.add_argument("--shapes", action="store_true")
         parser.add_argument("args", nargs=argparse.REMAINDER)
         ns = parser.parse_args(argv)
         if ns.args and ns.args[0] == "--":

@@ -17,23 +17,30 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from . import __version__, analysis
+from . import __version__, analysis, distributed, launch
 from .contract import (
     DEVICE_PASSES,
     MEMORY,
     PASSES,
+    PYTHON_HEAVY_CALLS,
+    PYTHON_HEAVY_RATIO,
     RAW_PASSES,
     SCHEMA_NAME,
     SCHEMA_VERSION,
     STOPPING_STATUSES,
     TORCHLESS_PASSES,
+    TRACER_S_PER_CALL,
     RunnerArgs,
+    environment_file,
     no_cuda_reason,
+    rank_part,
     unknown_passes,
 )
 from .forks import ForkServer, ForkServerError, environ, runner_folder
-from .model import Document, Environment, ModelError, Pass, ScriptError, Tool
+from .model import Document, Environment, Launch, ModelError, Pass, RankRun, ScriptError, Tool
 from .process import RunnerProcess, kill_group
+
+MAX_NPROC_PER_NODE = 64
 
 
 class JobError(Exception):
@@ -57,6 +64,33 @@ class JobSpec:
     # the autograd passes record allocations (memory per line); with ``passes`` given, it is
     # whether they name "memory"
     memory: bool = True
+    # A distributed job: each pass launches the script with torchrun, this many processes
+    # per node, with these torchrun options (launch.LAUNCHER_OPTIONS); 1 and none: one process.
+    nproc_per_node: int = 1
+    launcher: tuple[str, ...] = ()
+    # Several nodes: a folder every node sees at this path, where every rank writes its
+    # parts; node 0 gathers them all (the others report their own ranks).
+    parts_dir: str | None = None
+    # A distributed job's autograd passes record input shapes, for the bytes each collective
+    # sent: memory-hungry on some models (docs/performance.md), so asked for.
+    collective_sizes: bool = False
+
+    @property
+    def distributed(self) -> bool:
+        return self.nproc_per_node > 1 or bool(self.launcher)
+
+    def local_ranks(self) -> list[int]:
+        """The ranks this node's launcher starts (static rendezvous: node rank x count)."""
+        node, _count = launch.nodes(self.launcher)
+        return [node * self.nproc_per_node + i for i in range(self.nproc_per_node)]
+
+    def report_ranks(self) -> list[int]:
+        """The ranks this node's document holds: all of them on node 0 with a shared parts
+        folder, else its own."""
+        node, count = launch.nodes(self.launcher)
+        if self.parts_dir is not None and node == 0:
+            return list(range(count * self.nproc_per_node))
+        return self.local_ranks()
 
 
 @dataclass
@@ -71,6 +105,25 @@ class JobEvent:
     # pass_end: the result so far (the passes that ended, their ranking), for progressive
     # presentation; the final document comes from run().
     doc: Document | None = None
+    # pass_start: what to expect of the pass, when it stands out ("" mostly: see forecast)
+    forecast: str = ""
+
+
+def forecast(name: str, doc: Document) -> str:
+    """Before an autograd pass of a Python-heavy script: how long recording its Python calls
+    may take, from the cProfile pass's count of them (the tracer records the same calls)."""
+    if name not in ("cpu", "cuda"):
+        return ""
+    counted = next((p for p in doc.passes if p.name == "cprofile" and p.status == "ok"), None)
+    if counted is None or counted.event_count < PYTHON_HEAVY_CALLS:
+        return ""
+    expected = counted.event_count * TRACER_S_PER_CALL
+    if expected < PYTHON_HEAVY_RATIO * (counted.script_wall_s or 0.0):
+        return ""
+    return (
+        f"cProfile counted {counted.event_count:,} Python calls: recording them may add about "
+        f"{expected:.0f} s to this pass"
+    )
 
 
 def _resolve_python(python: str) -> str:
@@ -106,6 +159,29 @@ def validate(spec: JobSpec) -> JobSpec:
         passes = tuple(p for p in PASSES if p in passes)
     if spec.timeout is not None and spec.timeout <= 0:
         raise JobError(f"Timeout must be positive, got {spec.timeout}")
+    if not 1 <= spec.nproc_per_node <= MAX_NPROC_PER_NODE:
+        raise JobError(
+            f"--nproc-per-node must be between 1 and {MAX_NPROC_PER_NODE}, got {spec.nproc_per_node}"
+        )
+    try:
+        launcher = launch.check_options(tuple(spec.launcher))
+        launch.nodes(launcher)
+    except launch.LaunchError as exc:
+        raise JobError(str(exc)[0].upper() + str(exc)[1:]) from None
+    distributed = spec.nproc_per_node > 1 or bool(launcher)
+    if spec.collective_sizes and not distributed:
+        raise JobError("--collective-sizes is for a distributed job (--nproc-per-node, --nnodes)")
+    parts_dir = None
+    if spec.parts_dir:
+        if not distributed:
+            raise JobError("--parts-dir is for a distributed job (--nproc-per-node, --nnodes)")
+        parts_dir = os.path.abspath(os.path.join(cwd, spec.parts_dir))
+        try:
+            os.makedirs(parts_dir, mode=0o700, exist_ok=True)
+        except OSError as exc:
+            raise JobError(
+                f"Cannot create the parts folder: {spec.parts_dir} ({exc.strerror or exc})"
+            ) from None
     save_raw = None
     if spec.save_raw:
         save_raw = os.path.abspath(os.path.join(cwd, spec.save_raw))
@@ -128,6 +204,11 @@ def validate(spec: JobSpec) -> JobSpec:
         event_budget=max(spec.event_budget, 0),
         save_raw=save_raw,
         memory=memory,
+        launcher=launcher,
+        parts_dir=parts_dir,
+        # A launcher starts every worker itself: no fork server, no runner started ahead.
+        fork=spec.fork and not distributed,
+        prestart=spec.prestart and not distributed,
     )
 
 
@@ -151,6 +232,7 @@ class Job:
         self._waiting: RunnerProcess | None = None  # started ahead of its turn, not yet running
         self._discarded: list[RunnerProcess] = []
         self._stopped = False
+        self._parts: str | None = None  # a distributed job's shared parts folder (several nodes)
 
     def use_forks(self, forks: ForkServer | None) -> None:
         """Fork the passes from this server (kept warm by the caller), before ``run``."""
@@ -191,9 +273,16 @@ class Job:
             python=spec.python,
             passes=[],
             status="ok",
+            # written only for a distributed job
+            absent=frozenset() if spec.distributed else frozenset({"launch", "ranks", "distributed"}),
         )
+        ranks = spec.report_ranks() if spec.distributed else None
+        if ranks is not None:
+            doc.ranks = [RankRun(rank=r, passes=[]) for r in ranks]
+            doc.launch = Launch(nproc_per_node=spec.nproc_per_node, options=list(spec.launcher))
         planned = list(spec.passes or PASSES)
         workdir = runner_folder()
+        self._parts = _shared_parts(spec)
         try:
             await self._start_forks()
             stop_reason = ""
@@ -202,10 +291,17 @@ class Job:
                 if part is not None:
                     self._discard_waiting()  # a runner started for this pass: not wanted
                 else:
-                    self.on_event(JobEvent("pass_start", name, index, len(planned)))
+                    self.on_event(
+                        JobEvent("pass_start", name, index, len(planned), forecast=forecast(name, doc))
+                    )
                     following = planned[index + 1] if index + 1 < len(planned) else None
-                    raw = await self._run_pass(name, workdir, index == 0, following)
-                    part, environment = _typed(name, raw)
+                    raws = await self._run_pass(name, workdir, index == 0, following)
+                    typed = [_typed(name, raw) for raw in raws]
+                    part, environment = typed[0]
+                    if ranks is not None:
+                        for run, (rank_pass, _env) in zip(doc.ranks, typed, strict=True):
+                            run.passes.append(rank_pass)
+                        part = distributed.job_pass([p for p, _ in typed])
                     doc.environment = environment or doc.environment
                     if self._fork_note:
                         part.notes.append(self._fork_note)
@@ -227,7 +323,9 @@ class Job:
             shutil.rmtree(workdir, ignore_errors=True)
         return analysis.conclude(doc)
 
-    async def _run_pass(self, name: str, workdir: str, first: bool, following: str | None) -> dict[str, Any]:
+    async def _run_pass(
+        self, name: str, workdir: str, first: bool, following: str | None
+    ) -> list[dict[str, Any]]:
         """One pass: its runner (the one started ahead of its turn, if any), and maybe the
         next pass's, started now to wait; then its part of the document."""
         waiting, self._waiting = self._waiting, None
@@ -268,6 +366,8 @@ class Job:
             self._fork_note = f"each pass started its own interpreter (no fork server: {exc})"
 
     def _forking(self) -> ForkServer | None:
+        if self.spec.distributed:  # the launcher starts every worker itself
+            return None
         return self._forks if self._forks is not None and not self._forks.gone else None
 
     def _may_prestart(self, name: str) -> bool:
@@ -319,6 +419,8 @@ class Job:
             memory=spec.memory and name in ("cpu", "cuda"),
             save_raw=self.raw_path(name),
             wait_fd=wait_fd,
+            per_rank=spec.distributed,
+            shapes=spec.collective_sizes and spec.distributed and name in ("cpu", "cuda"),
             args=list(spec.args),
         )
 
@@ -329,10 +431,26 @@ class Job:
         stem = os.path.splitext(os.path.basename(self.spec.script))[0]
         return os.path.join(self.spec.save_raw, f"{stem}.{name}.raw.json.gz")
 
+    def recorded(self, name: str) -> list[str]:
+        """The raw recordings the pass wrote: one, or one per rank (``stem.pass.rankN.raw.json.gz``,
+        the lowest rank first), those that exist."""
+        raw = self.raw_path(name)
+        if raw is None:
+            return []
+        if not self.spec.distributed:
+            return [raw] if os.path.exists(raw) else []
+        stem = raw[: -len(".raw.json.gz")]
+        ranks = [f"{stem}.rank{r}.raw.json.gz" for r in self.spec.local_ranks()]
+        return [path for path in ranks if os.path.exists(path)]
+
     async def _start(self, name: str, workdir: str, first: bool, wait: bool = False) -> RunnerProcess:
         spec = self.spec
         assert spec.cwd is not None
-        out = os.path.join(workdir, f"{name}.json")
+        out = os.path.join(self._parts or workdir, f"{name}.json")
+        if self._parts is not None:
+            # The last run's parts go before the nodes meet for this pass (no rank writes
+            # before they meet): each node's own, and on node 0 every rank's.
+            _clear_parts(out, spec.report_ranks())
 
         def output(stream: str, text: str) -> None:
             self.on_event(JobEvent("output", name, stream=stream, text=text))
@@ -344,6 +462,24 @@ class Job:
                 return await RunnerProcess.fork(name, forks, options, out, output)
             except (ForkServerError, OSError) as exc:  # this pass starts afresh (and later ones, if it died)
                 self._fork_note = f"this pass started its own interpreter (the fork server failed: {exc})"
+        if spec.distributed:
+            launched = await RunnerProcess.start(
+                name,
+                lambda _fd: launch.argv(
+                    spec.python,
+                    spec.nproc_per_node,
+                    spec.launcher,
+                    self._runner_args(name, workdir, out, first).options(),
+                ),
+                out,
+                spec.cwd,
+                environ(workdir),
+                output,
+            )
+            launched.ranks = spec.local_ranks()
+            launched.gather = spec.report_ranks()
+            launched.gather_wait_s = GATHER_WAIT_S
+            return launched
         return await RunnerProcess.start(
             name,
             lambda wait_fd: self._runner_args(name, workdir, out, first, wait_fd).argv(spec.python),
@@ -353,6 +489,36 @@ class Job:
             output,
             wait=wait,
         )
+
+
+# Node 0 waits this long, once its own ranks have ended, for the other nodes' parts.
+GATHER_WAIT_S = 120.0
+
+
+def _shared_parts(spec: JobSpec) -> str | None:
+    """The job's folder in the shared parts folder: the same path on every node, named by
+    what the nodes share (the rendezvous and the script)."""
+    if spec.parts_dir is None:
+        return None
+    import hashlib
+
+    pairs = launch.values(spec.launcher)
+    meeting = [pairs.get(k, "") for k in ("--master-addr", "--master-port", "--rdzv-endpoint", "--rdzv-id")]
+    key = hashlib.sha256("\0".join([*meeting, spec.script]).encode()).hexdigest()[:16]
+    folder = os.path.join(spec.parts_dir, f"job-{key}")
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    return folder
+
+
+def _clear_parts(out: str, ranks: list[int]) -> None:
+    """A shared folder keeps the last run's parts: they go before the pass."""
+    for rank in ranks:
+        part = rank_part(out, rank)
+        for path in (part, part + ".pid", environment_file(part)):
+            try:
+                os.unlink(path)
+            except FileNotFoundError:
+                pass
 
 
 def _typed(name: str, raw: dict[str, Any]) -> tuple[Pass, Environment | None]:

@@ -94,6 +94,8 @@ class ScriptError(Node):
     end_line: int | None = None
     end_column: int | None = None
     traceback: str = ""
+    rank: int | None = None  # a distributed job: the rank that failed
+    at_ns: int | None = None  # ... and when (the system clock): the first failure is the cause
 
 
 @dataclass(kw_only=True)
@@ -146,6 +148,7 @@ class Samples(Node):
     ticks: int = 0
     signal_looks: int = 0
     late_signals: int = 0
+    kept_looks: int = 0
     timer_released: bool = False
     wall_s: float = 0.0
     cpu_s: float | None = None
@@ -335,6 +338,19 @@ class EventBudget(Node):
 
 
 @dataclass(kw_only=True)
+class Collective(Node):
+    """A collective op a rank ran (a distributed job's cpu and cuda passes), in start order."""
+
+    name: str
+    start_ns: int  # on the system clock: ranks on one machine compare
+    duration_us: float
+    file: str = ""  # the line that issued it ("" outside the user's files)
+    line: int = 0
+    # what it sent: its input tensors (c10d:: ops; 0 for the backends' own); None: not recorded
+    bytes: int | None = None
+
+
+@dataclass(kw_only=True)
 class Pass(Node):
     """One pass's part; which keys it has depends on the pass (docs/result-schema.md)."""
 
@@ -377,6 +393,9 @@ class Pass(Node):
     memory: MemorySummary | None = None
     torch_calls: int | None = None
     event_budget: EventBudget | None = None
+    # distributed jobs
+    rank: int | None = None
+    collectives: list[Collective] = field(default_factory=list)
 
 
 # -- what analysis adds ------------------------------------------------------------------------
@@ -399,10 +418,23 @@ class Verdict(Node):
 
 
 @dataclass(kw_only=True)
+class Spread(Node):
+    """A column's value on each rank (``values``, in ``Distributed.ranks``' order): seconds,
+    or bytes for the memory column; a line a rank never ran counts 0 there."""
+
+    values: list[float]
+    min: float
+    median: float
+    max: float
+    max_rank: int
+
+
+@dataclass(kw_only=True)
 class Cell(Node):
     share: float
     time_s: float
     bytes: int | None = None  # the memory column: bytes live at the peak (time_s is 0)
+    spread: Spread | None = None  # a distributed job: share and time_s are the ranks' medians
 
 
 @dataclass(kw_only=True)
@@ -465,6 +497,69 @@ class Ranking(Node):
 
 
 @dataclass(kw_only=True)
+class RankRun(Node):
+    """One rank's own parts of a distributed job's passes."""
+
+    rank: int
+    passes: list[Pass]
+
+
+@dataclass(kw_only=True)
+class Launch(Node):
+    """How a distributed job was launched: torchrun's --nproc-per-node and other options."""
+
+    nproc_per_node: int
+    options: list[str] = field(default_factory=list)
+
+
+@dataclass(kw_only=True)
+class RankSummary(Node):
+    rank: int
+    status: str
+    wall_s: float | None = None  # the script's wall time on this rank (sample pass, else cpu)
+    collectives: int = 0  # collective ops it issued (cpu pass)
+    collective_s: float = 0.0  # their time: transfer and waiting
+    wait_s: float = 0.0  # of which waiting for the last rank to arrive
+    transfer_s: float = 0.0
+    last: int = 0  # collectives this rank entered last
+    bytes: int | None = None  # what its collectives sent (their input tensors); None: not recorded
+
+
+@dataclass(kw_only=True)
+class ExcessLine(Node):
+    """A line on the straggler over the other ranks' median (the ranking column)."""
+
+    file: str
+    line: int
+    text: str
+    function: str
+    rank_s: float
+    others_median_s: float
+    excess_s: float
+
+
+@dataclass(kw_only=True)
+class Straggler(Node):
+    rank: int
+    last: int  # collectives it entered last
+    matched: int  # of how many matched across the ranks
+    late_s: float  # on average, how long after the others' median it arrived
+    lines: list[ExcessLine] = field(default_factory=list)
+
+
+@dataclass(kw_only=True)
+class Distributed(Node):
+    """What analysis makes of a distributed job's ranks."""
+
+    world_size: int
+    ranks: list[RankSummary]
+    column: str = ""  # the column spreads and excess are read in (the ranking's)
+    matched: int = 0  # collectives matched across the ranks, by order per op name
+    straggler: Straggler | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass(kw_only=True)
 class Replay(Node):
     file: str
     format_version: int
@@ -489,6 +584,10 @@ class Document(Node):
     verdict: Verdict | None = None
     ranking: Ranking | None = None
     replay: Replay | None = None
+    # a distributed job: how it was launched, each rank's parts, what analysis made of them
+    launch: Launch | None = None
+    ranks: list[RankRun] = field(default_factory=list)
+    distributed: Distributed | None = None
 
     def pass_named(self, name: str) -> Pass | None:
         return next((p for p in self.passes if p.name == name), None)

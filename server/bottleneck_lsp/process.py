@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from .contract import environment_file
+from .contract import environment_file, rank_part
 
 if TYPE_CHECKING:
     from .forks import ForkServer
@@ -59,6 +59,37 @@ def kill_group(pid: int, sig: int) -> None:
         pass
 
 
+async def ended(proc: Process, timeout: float | None) -> bool:
+    """Whether ``proc`` ended within ``timeout`` seconds (None: however long it takes).
+    Its exit, not its pipes': asyncio's ``wait()`` (Python 3.11) also waits for every copy of
+    the process's stdout and stderr to close, and a process that outlived it (a rank whose
+    launcher was killed, a daemon) may hold them for ever."""
+    if proc.returncode is not None:
+        return True
+    loop = asyncio.get_running_loop()
+    deadline = None if timeout is None else loop.time() + timeout
+    waiter = asyncio.ensure_future(proc.wait())
+    try:
+        while proc.returncode is None:
+            left = None if deadline is None else deadline - loop.time()
+            if left is not None and left <= 0:
+                return False
+            await asyncio.wait({waiter}, timeout=_EXIT_POLL_S if left is None else min(_EXIT_POLL_S, left))
+        return True
+    finally:
+        if not waiter.done():
+            waiter.cancel()
+        waiter.add_done_callback(_retrieved)
+
+
+def _retrieved(future: asyncio.Future[Any]) -> None:
+    if not future.cancelled():
+        future.exception()  # retrieved: asyncio prints nothing about it
+
+
+_EXIT_POLL_S = 0.2  # how often ``ended`` looks at the exit status while the pipes stay open
+
+
 class Process(Protocol):
     """What is needed of a runner's process: a subprocess, or a child of a fork server."""
 
@@ -76,6 +107,13 @@ class RunnerProcess:
     def __init__(self, name: str, out: str, proc: Process, go: int | None) -> None:
         self.name = name
         self.out = out
+        # A distributed pass (a launcher's workers): the ranks whose parts to read, each
+        # from ``rank_part(out, rank)``; None: one runner, one part at ``out``.
+        self.ranks: list[int] | None = None
+        # ... and, on node 0 of several sharing a parts folder, every rank's: the other
+        # nodes' parts are waited for, up to ``gather_wait_s`` once this node's have ended.
+        self.gather: list[int] | None = None
+        self.gather_wait_s = 0.0
         self.proc = proc
         self.tails = {"stdout": Tail(), "stderr": Tail()}
         self._go = go  # write end of the go pipe, for a runner started ahead of its turn
@@ -173,6 +211,19 @@ class RunnerProcess:
     def kill(self) -> None:
         if self.proc.returncode is None:
             kill_group(self.proc.pid, signal.SIGKILL)
+        self._kill_ranks()
+
+    def _kill_ranks(self) -> None:
+        """A launcher's workers lead groups of their own: each goes, with what it started,
+        once the pass is over (a worker stuck where no signal handler runs would stay)."""
+        for rank in self.ranks or ():
+            try:
+                with open(rank_part(self.out, rank) + ".pid", encoding="utf-8") as handle:
+                    pid = int(handle.read())
+            except (OSError, ValueError):
+                continue
+            if _runs(pid, self.out):
+                kill_group(pid, signal.SIGKILL)
 
     def discard(self) -> None:
         """A runner started ahead of its turn that will not run: it has run nothing of the
@@ -183,43 +234,61 @@ class RunnerProcess:
         self.kill()
 
     async def reap(self) -> None:
-        await self.proc.wait()
+        await ended(self.proc, None)
         await self._settle()
 
     # -- the end ------------------------------------------------------------------------
-    async def finish(self, timeout: float | None, stopped: Callable[[], bool]) -> dict[str, Any]:
-        """Wait for the pass to end, within ``timeout``, then read what it wrote.
+    async def finish(self, timeout: float | None, stopped: Callable[[], bool]) -> list[dict[str, Any]]:
+        """Wait for the pass to end, within ``timeout``, then read what it wrote: one part,
+        or one per rank (``ranks``).
         ``stopped()``: whether the job was stopped meanwhile (a killed runner is then a
         cancelled pass, not a crashed one)."""
         proc = self.proc
         timed_out = False
         try:
-            try:
-                await asyncio.wait_for(asyncio.shield(proc.wait()), timeout)
-            except asyncio.TimeoutError:
+            if not await ended(proc, timeout):
                 timed_out = True
                 kill_group(proc.pid, signal.SIGTERM)
-                try:
-                    await asyncio.wait_for(asyncio.shield(proc.wait()), KILL_GRACE_S)
-                except asyncio.TimeoutError:
+                if not await ended(proc, KILL_GRACE_S):
+                    # A rank deaf to SIGTERM (deadlocked where no handler runs) outlives its
+                    # launcher, which ends it no more: it goes now, with the launcher.
                     kill_group(proc.pid, signal.SIGKILL)
-                    await proc.wait()
+                    self._kill_ranks()
+                    await ended(proc, None)
         except asyncio.CancelledError:
             kill_group(proc.pid, signal.SIGKILL)
-            await proc.wait()
+            self._kill_ranks()
+            await ended(proc, None)
             raise
         finally:
             # Whatever the script left behind in its group (workers, daemons) goes too.
             kill_group(proc.pid, signal.SIGKILL)
+            self._kill_ranks()
             await self._settle()
-        part = self._read_part()
-        if timed_out:
-            part["status"] = "timeout"
-            part["timeout_s"] = timeout
-        elif stopped() and part["status"] in ("terminated", "crashed"):
-            part["status"] = "cancelled"
-        part["output_tail"] = {k: t.text() for k, t in self.tails.items()}
-        return part
+        ranks = self.gather or self.ranks
+        if ranks is not None and ranks != self.ranks:
+            await self._await_parts([r for r in ranks if r not in (self.ranks or ())])
+        parts = (
+            [self._read_part(self.out)]
+            if ranks is None
+            else [self._read_part(rank_part(self.out, rank), rank) for rank in ranks]
+        )
+        for part in parts:
+            if timed_out and (ranks is None or part["status"] in ("terminated", "crashed")):
+                # (a rank that had ended on its own keeps what it ended with)
+                part["status"] = "timeout"
+                part["timeout_s"] = timeout
+            elif stopped() and part["status"] in ("terminated", "crashed"):
+                part["status"] = "cancelled"
+            part["output_tail"] = {k: t.text() for k, t in self.tails.items()}
+        return parts
+
+    async def _await_parts(self, ranks: list[int]) -> None:
+        """Other nodes' ranks write their parts to the shared folder when they end."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.gather_wait_s
+        while loop.time() < deadline and not all(os.path.exists(rank_part(self.out, r)) for r in ranks):
+            await asyncio.sleep(0.2)
 
     async def _settle(self) -> None:
         """Let the output readers reach the end of the pipes: the group is gone, so they do
@@ -237,23 +306,35 @@ class RunnerProcess:
                 drains.cancel()
             drains.add_done_callback(_collect)
 
-    def _read_part(self) -> dict[str, Any]:
+    def _read_part(self, out: str, rank: int | None = None) -> dict[str, Any]:
         returncode = self.proc.returncode
         try:
-            with open(self.out, encoding="utf-8") as handle:
+            with open(out, encoding="utf-8") as handle:
                 part: dict[str, Any] = json.load(handle)
             return part
         except (OSError, ValueError):
             pass
         part = {"name": self.name, "status": "crashed", "exit_code": returncode}
         try:  # the environment, written before the script ran (first pass only)
-            with open(environment_file(self.out), encoding="utf-8") as handle:
+            with open(environment_file(out), encoding="utf-8") as handle:
                 part["environment"] = json.load(handle)
         except (OSError, ValueError):
             pass
         if returncode is not None and returncode < 0:
             part["signal"] = signal.Signals(-returncode).name
         stderr = self.tails["stderr"].text()
+        if rank is not None:
+            # The launcher prefixes each worker's lines with "[rank N]:"; a rank that left
+            # no part is said to, whatever the others printed.
+            part["rank"] = rank
+            mine = "".join(line for line in stderr.splitlines(True) if line.startswith(f"[rank{rank}]:"))
+            if rank not in (self.ranks or ()):  # another node's
+                stderr = (
+                    f"rank {rank} (another node) left no results in {os.path.dirname(self.out)}: it did not "
+                    "end in time, or that folder is not shared with its node"
+                )
+            else:
+                stderr = mine or stderr + f"\n(rank {rank} wrote no results: it was killed or crashed)"
         last = stderr.strip().splitlines()
         part["error"] = {
             "type": "RunnerFailure",
@@ -264,6 +345,19 @@ class RunnerProcess:
             "traceback": stderr[-4000:],
         }
         return part
+
+
+def _runs(pid: int, out: str) -> bool:
+    """Whether ``pid`` is still the runner that writes ``out`` (not a reused pid); without
+    /proc (macOS) the pid file is trusted."""
+    if not os.path.isdir("/proc/self"):
+        return True
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            found = handle.read()
+    except OSError:  # it has ended
+        return False
+    return out.encode() in found
 
 
 def _collect(drains: asyncio.Future[Any]) -> None:

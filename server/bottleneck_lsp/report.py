@@ -9,6 +9,7 @@ import os
 
 from . import analysis, wording
 from .analysis import Hotspot, Thresholds
+from .distributed import ratio
 from .model import DeviceSummary, Document, Pass
 
 RULE = "-" * 80
@@ -71,7 +72,7 @@ def _status_line(part: Pass) -> str:
     if part.status == "skipped":
         return f"(pass skipped: {part.skip_reason})"
     text = f"pass status: {part.status}"
-    if part.exit_code not in (None, 0):
+    if part.exit_code not in (None, 0) and part.status != "timeout":  # a timeout's: our kill's
         text += f", exit code {part.exit_code}"
     if part.status == "timeout":
         text += f" after {part.timeout_s} s (partial results where the profiler could stop)"
@@ -218,6 +219,16 @@ def _pct(row: Hotspot, kind: str) -> str:
     return f"{cell.share * 100:5.1f}%" if cell is not None else "     -"
 
 
+def _slowest(row: Hotspot) -> str:
+    cell = row.columns.get(row.kind)
+    if cell is None or cell.spread is None or cell.spread.max <= 0:
+        return "-"
+    times = ratio(cell.spread)
+    return (
+        f"{cell.spread.max_rank}: only" if times == float("inf") else f"{cell.spread.max_rank}: {times:.1f}x"
+    )
+
+
 def hotspot_table(hotspots: list[Hotspot], cwd: str) -> list[str]:
     """One row per line, ranked by one column (the first); each column's denominator below."""
     out = _section("Hotspots by source line")
@@ -228,11 +239,15 @@ def hotspot_table(hotspots: list[Hotspot], cwd: str) -> list[str]:
     present = [
         k for k in columns if any(k in h.columns and analysis.amount(h.columns[k], k) > 0 for h in hotspots)
     ]
-    out.append("  ".join(f"{analysis.SHORT[k]:>6}" for k in present) + f"  {'time':>11}  line")
+    ranked = [h.columns.get(ranked_by) for h in hotspots]
+    spread = any(c is not None and c.spread is not None for c in ranked)
+    slowest = f"  {'slowest rank':>12}" if spread else ""
+    out.append("  ".join(f"{analysis.SHORT[k]:>6}" for k in present) + f"  {'time':>11}{slowest}  line")
     for h in hotspots:
         where = f"{_where(h.file, cwd)}:{h.line}"
         cells = "  ".join(_pct(h, k) for k in present)
-        out.append(f"{cells}  {_ms(h.time_s):>11}  {where}  {_ascii(h.text)[:60]}")
+        rank = f"  {_slowest(h):>12}" if spread else ""
+        out.append(f"{cells}  {_ms(h.time_s):>11}{rank}  {where}  {_ascii(h.text)[:60]}")
     out.append("")
     out.append(f"Ranked by {analysis.KIND_LABEL[ranked_by]}; time is that column's. Shares are of:")
     if ranked_by != analysis.WALL and any(analysis.WALL in h.columns for h in hotspots):
@@ -241,6 +256,11 @@ def hotspot_table(hotspots: list[Hotspot], cwd: str) -> list[str]:
         )
     for k in present:
         out.append(f"  {analysis.SHORT[k]}: {analysis.DENOMINATOR[k]}")
+    if spread:
+        out.append(
+            "  distributed: each share and time is the ranks' median; slowest rank: the rank with the "
+            "most, as a multiple of the median"
+        )
     return out
 
 
@@ -305,7 +325,8 @@ def error_lines(doc: Document, cwd: str) -> list[str]:
     if failed is None or failed.error is None:
         return []
     error = failed.error
-    out = _section(f"Script failed ({failed.status} in the {failed.name} pass)")
+    on = f" on rank {error.rank}" if error.rank is not None else ""
+    out = _section(f"Script failed{on} ({failed.status} in the {failed.name} pass)")
     out += error.traceback.rstrip().splitlines()
     holders = analysis.out_of_memory_holders(doc)
     if holders:
@@ -317,9 +338,68 @@ def error_lines(doc: Document, cwd: str) -> list[str]:
     if error.file:
         out.append(
             f"{_where(error.file, cwd)}:{error.line}:{error.column or 1}: error: "
-            f"{error.type}: {_ascii(error.message)}"
+            f"{f'rank {error.rank}: ' if error.rank is not None else ''}{error.type}: {_ascii(error.message)}"
         )
     return out
+
+
+def ranks_lines(doc: Document, cwd: str) -> list[str]:
+    """A distributed job: each rank, its collectives and waiting; the straggler and its lines."""
+    d = doc.distributed
+    if d is None:
+        return []
+    launch = doc.launch
+    how = f"torchrun --nproc-per-node {launch.nproc_per_node}" if launch is not None else "torchrun"
+    if launch is not None and launch.options:
+        how += " " + " ".join(launch.options)
+    out = _section(f"Ranks ({how}: {d.world_size} ranks here)")
+    out.append(
+        f"{'rank':>4}  {'status':<10} {'script':>9}  {'collectives':>11}  {'in them':>9}  "
+        f"{'waiting':>9}  {'last in':>7}  {'sent':>9}"
+    )
+    for r in d.ranks:
+        wall = f"{r.wall_s:.2f} s" if r.wall_s is not None else "-"
+        out.append(
+            f"{r.rank:>4}  {r.status:<10} {wall:>9}  {r.collectives:>11}  {r.collective_s:>7.3f} s  "
+            f"{r.wait_s:>7.3f} s  {r.last:>7}  {wording.size(r.bytes) if r.bytes is not None else '-':>9}"
+        )
+    out.append(
+        "script: its wall time, start-up aside; collectives: ops issued (cpu pass); in them: their "
+        "time, transfer and waiting; waiting: for the last rank to arrive, matched by order per op; "
+        "last in: collectives it entered last; sent: their input tensors' bytes (with --collective-sizes, "
+        "the editor's bottleneck.collectiveSizes)"
+    )
+    out.append(
+        f"The pass tables above are rank {d.ranks[0].rank}'s; the hotspots below are the ranks' medians."
+    )
+    out += d.notes
+    s = d.straggler
+    if s is None:
+        if d.world_size > 1 and d.matched:
+            out.append("No straggler: no rank entered most collectives last by a measurable margin.")
+        return out
+    out += ["", wording.straggler_sentence(s, d) + "."]
+    if s.lines:
+        out.append(
+            f"Its lines above the other ranks' median ({analysis.KIND_LABEL.get(d.column, d.column)}):"
+        )
+        for e in s.lines:
+            out.append(
+                f"  {_where(e.file, cwd)}:{e.line}  +{_ms(e.excess_s).strip()} "
+                f"({_ms(e.rank_s).strip()} against {_ms(e.others_median_s).strip()})  {_ascii(e.text)[:60]}"
+            )
+    return out
+
+
+def straggler_compiler_lines(doc: Document, cwd: str) -> list[str]:
+    s = doc.distributed.straggler if doc.distributed is not None else None
+    if s is None:
+        return []
+    return [
+        f"{_where(e.file, cwd)}:{e.line}:1: warning: "
+        f"{wording.excess_sentence(s, e.rank_s, e.others_median_s)}"
+        for e in s.lines[:1]
+    ]
 
 
 def verdict_lines(doc: Document) -> list[str]:
@@ -346,10 +426,11 @@ def render(doc: Document, thresholds: Thresholds | None = None, cwd: str | None 
     lines += autograd_lines(doc.pass_named("cpu"), "CPU")
     lines += autograd_lines(doc.pass_named("cuda"), "CUDA")
     lines += verdict_lines(doc)
+    lines += ranks_lines(doc, cwd)
     lines += error_lines(doc, cwd)
     lines += hotspot_table(spots, cwd)
     lines += memory_lines(doc, cwd, thresholds)
-    lines += ["", *compiler_lines(spots, cwd, thresholds)]
+    lines += ["", *compiler_lines(spots, cwd, thresholds), *straggler_compiler_lines(doc, cwd)]
     lines += [
         f"{_where(d.file, cwd)}:{d.line}:1: warning: {wording.disagreement_sentence(d)}"
         for d in analysis.found_disagreements(doc)

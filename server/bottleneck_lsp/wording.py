@@ -21,9 +21,11 @@ from .analysis import (
     Thresholds,
     kernel_label,
 )
-from .model import Disagreement, Verdict
+from .distributed import ratio
+from .model import Disagreement, Distributed, Straggler, Verdict
 
 NOTABLE_MEMORY_SHARE = Thresholds().min_memory_share
+RANK_SPREAD = Thresholds().rank_spread
 
 
 def ms(seconds: float) -> str:
@@ -101,6 +103,47 @@ def _cell_text(row: Hotspot, kind: str, plain: bool) -> str:
     return text
 
 
+def rank_spread(row: Hotspot, at_least: float = RANK_SPREAD) -> str:
+    """A distributed job's line whose slowest rank stands out in the ranking column:
+    "rank 1: 2.1x the median" ("" when it does not, or outside a distributed job)."""
+    cell = row.columns.get(row.kind)
+    spread = cell.spread if cell is not None else None
+    if spread is None or spread.max <= 0:
+        return ""
+    times = ratio(spread)
+    if times < at_least:
+        return ""
+    if times == float("inf"):
+        return f"rank {spread.max_rank} only"
+    return f"rank {spread.max_rank}: {times:.1f}x the median"
+
+
+def spread_text(row: Hotspot, kind: str) -> str:
+    """The column's value across the ranks: "ranks: min 0.52 s, median 0.95 s, max 1.37 s (rank 0)"."""
+    cell = row.columns.get(kind)
+    s = cell.spread if cell is not None else None
+    if s is None:
+        return ""
+    show = size if kind == MEMORY else ms
+    return f"ranks: min {show(s.min)}, median {show(s.median)}, max {show(s.max)} (rank {s.max_rank})"
+
+
+def straggler_sentence(s: Straggler, d: Distributed) -> str:
+    waited = ", ".join(f"rank {r.rank}: {ms(r.wait_s)}" for r in d.ranks if r.rank != s.rank)
+    return (
+        f"rank {s.rank} is the straggler: it entered {s.last} of {s.matched} collectives last, "
+        f"{ms(s.late_s)} after the other ranks' median on average; the others waited for it "
+        f"({waited})"
+    )
+
+
+def excess_sentence(s: Straggler, rank_s: float, others_s: float) -> str:
+    return (
+        f"rank {s.rank} (the straggler) spent {ms(rank_s)} here against a median of "
+        f"{ms(others_s)} on the other ranks"
+    )
+
+
 def message(row: Hotspot, plain: bool = False) -> str:
     """The row's sentence: the ranking column first, then every other column measured."""
     order = [row.kind, *[k for k in COLUMNS if k != row.kind]] if row.kind in row.columns else list(COLUMNS)
@@ -119,6 +162,9 @@ def message(row: Hotspot, plain: bool = False) -> str:
     text = "; ".join(parts)
     if row.backward and row.forward_lines:
         text += "; backward of line " + ", ".join(str(f.line) for f in row.forward_lines[:3])
+    spread = rank_spread(row)
+    if spread:
+        text += f"; {spread} ({spread_text(row, row.kind)})"
     if not row.exact:
         text += f"; somewhere in {row.function}, the profiler cannot name the line"
     if row.opaque:
@@ -151,6 +197,9 @@ def lens(row: Hotspot) -> str:
         rest.append(f"waits {ms(row.columns[WAIT].time_s)} on the device")
     if held:
         rest.append(held)
+    spread = rank_spread(row)
+    if spread:
+        rest.append(spread)
     return " · ".join([head, *rest])
 
 

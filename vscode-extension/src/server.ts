@@ -39,8 +39,9 @@ export class ServerController implements vscode.Disposable {
   ) {}
 
   /** The settings as they apply to `resource`: its workspace folder's values for the
-   * resource-scoped ones (interpreter, args, cwd, passes, timeout). Without a resource, the
-   * window's values: what the server-wide (window-scoped) settings are read from. */
+   * resource-scoped ones (interpreter, args, cwd, passes, timeout, nprocPerNode, torchrunArgs,
+   * collectiveSizes). Without a resource, the window's values: what the server-wide
+   * (window-scoped) settings are read from. */
   settings(resource?: vscode.Uri): ExtensionSettings {
     const config = vscode.workspace.getConfiguration(SECTION, resource);
     const { settings, problems } = readSettings((key) => config.get(key));

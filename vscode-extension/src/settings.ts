@@ -18,6 +18,9 @@ export interface ExtensionSettings {
   cwd: string;
   passes: Pass[];
   timeout: number;
+  nprocPerNode: number;
+  torchrunArgs: string[];
+  collectiveSizes: boolean;
   minShare: number;
   warningShare: number;
   memoryShare: number;
@@ -34,12 +37,15 @@ export const SECTION = "bottleneck";
 
 const PASSES: readonly Pass[] = ["sample", "cprofile", "cpu", "cuda", "memory"];
 const SOURCES: readonly ServerSource[] = ["bundled", "environment"];
+const NPROC = { minimum: 1, maximum: 64 } as const; // processes per node (torchrun's --nproc-per-node)
 
 const isString = (v: unknown): v is string => typeof v === "string";
 const isBool = (v: unknown): v is boolean => typeof v === "boolean";
 const fraction = (v: unknown): v is number => typeof v === "number" && v >= 0 && v <= 1;
 const count = (v: unknown): v is number => typeof v === "number" && Number.isInteger(v) && v >= 0;
 const positive = (v: unknown): v is number => typeof v === "number" && v > 0;
+const nproc = (v: unknown): v is number =>
+  typeof v === "number" && Number.isInteger(v) && v >= NPROC.minimum && v <= NPROC.maximum;
 const strings = (v: unknown): v is string[] => Array.isArray(v) && v.every(isString);
 const passes = (v: unknown): v is Pass[] => strings(v) && v.every((p) => (PASSES as readonly string[]).includes(p));
 const source = (v: unknown): v is ServerSource => (SOURCES as readonly unknown[]).includes(v);
@@ -52,6 +58,9 @@ const VALID: { [K in keyof ExtensionSettings]: (v: unknown) => v is ExtensionSet
   cwd: isString,
   passes,
   timeout: positive,
+  nprocPerNode: nproc,
+  torchrunArgs: strings,
+  collectiveSizes: isBool,
   minShare: fraction,
   warningShare: fraction,
   memoryShare: fraction,
@@ -69,11 +78,26 @@ export const KEYS = Object.keys(VALID) as (keyof ExtensionSettings)[];
 
 /** package.json's `contributes.configuration.properties`, keyed by full setting id. */
 export const MANIFEST_PROPERTIES: Readonly<
-  Partial<Record<string, { default?: unknown; scope?: string; enum?: unknown[]; items?: { type?: unknown; enum?: unknown[] } }>>
+  Partial<
+    Record<
+      string,
+      {
+        default?: unknown;
+        scope?: string;
+        enum?: unknown[];
+        items?: { type?: unknown; enum?: unknown[] };
+        minimum?: number;
+        maximum?: number;
+      }
+    >
+  >
 > = contributes.configuration.properties;
 
 /** The enums this file checks against, for the test that compares them with package.json. */
 export const ENUMS = { passes: PASSES, serverSource: SOURCES } as const;
+
+/** The bounds this file checks against, for the same test. */
+export const BOUNDS = { nprocPerNode: NPROC } as const;
 
 function manifestDefaults(): ExtensionSettings {
   const pick = <K extends keyof ExtensionSettings>(key: K): ExtensionSettings[K] => {
@@ -131,10 +155,13 @@ export function expandFolder(value: string, folder: string | undefined): string 
  * package.json: the server takes them only here), and `python`, the interpreter the server
  * process runs on, as the script's interpreter for requests that name none.
  *
- * The per-folder settings (args, cwd, passes, timeout, and the script's interpreter) travel
- * with each request (profileRequest). The server falls back to its own values when a request
- * leaves one out or sends it empty, so these are sent neutral: an empty `passes` or `cwd` in
- * one folder must mean "all passes" / "the folder holding the script", not another folder's value. */
+ * The per-folder settings (args, cwd, passes, timeout, the distributed job's nprocPerNode,
+ * torchrunArgs and collectiveSizes, and the script's interpreter) travel with each request
+ * (profileRequest). The server falls back to its own values when a request leaves one out
+ * or sends it empty, so these are sent neutral: an empty
+ * `passes` or `cwd` in one folder must mean "all passes" / "the folder holding the script",
+ * not another folder's value. timeout and the distributed ones are never left out of a
+ * request, so the window's values here only cover requests from other clients. */
 export function serverSettings(settings: ExtensionSettings, python: string): Record<string, unknown> {
   return {
     python,
@@ -142,6 +169,9 @@ export function serverSettings(settings: ExtensionSettings, python: string): Rec
     cwd: null,
     passes: null,
     timeout: settings.timeout,
+    nprocPerNode: settings.nprocPerNode,
+    torchrunArgs: [...settings.torchrunArgs],
+    collectiveSizes: settings.collectiveSizes,
     minShare: settings.minShare,
     warningShare: settings.warningShare,
     memoryShare: settings.memoryShare,
@@ -161,6 +191,9 @@ export interface ProfileRequest {
   args: string[];
   python: string;
   timeout: number;
+  nprocPerNode: number;
+  torchrunArgs: string[];
+  collectiveSizes: boolean;
   passes?: Pass[];
   cwd?: string;
 }
@@ -180,6 +213,10 @@ export function profileRequest(
     args: [...(args ?? settings.args)],
     python,
     timeout: settings.timeout,
+    // always sent, like timeout: the folder's values, never another's
+    nprocPerNode: settings.nprocPerNode,
+    torchrunArgs: [...settings.torchrunArgs],
+    collectiveSizes: settings.collectiveSizes,
   };
   if (settings.passes.length > 0) {
     request.passes = [...settings.passes]; // empty: the server's null, every pass that applies

@@ -10,7 +10,14 @@ import { DEFAULTS, profileRequest, readSettings, serverSettings } from "../src/s
 // with the folder's own .vscode/settings.json on top.
 const windowValues: Record<string, unknown> = { timeout: 120, passes: ["cpu"] };
 const folders: Partial<Record<string, Record<string, unknown>>> = {
-  "/ws/vision": { interpreter: "/ws/vision/.venv/bin/python", passes: ["sample", "cuda"], cwd: "${workspaceFolder}/runs" },
+  "/ws/vision": {
+    interpreter: "/ws/vision/.venv/bin/python",
+    passes: ["sample", "cuda"],
+    cwd: "${workspaceFolder}/runs",
+    nprocPerNode: 4,
+    torchrunArgs: ["--max-restarts", "1"],
+    collectiveSizes: true,
+  },
   "/ws/text": { passes: [], args: ["--epochs", "1"], timeout: 30 },
 };
 const configFor = (folder: string | undefined) => (key: string) =>
@@ -29,6 +36,9 @@ test("two folders with different passes and interpreters: each request has its o
     args: [],
     python: "/ws/vision/.venv/bin/python", // the folder's setting wins over the Python extension
     timeout: 120, // not set in the folder: the window's value
+    nprocPerNode: 4, // the folder's torchrun job
+    torchrunArgs: ["--max-restarts", "1"],
+    collectiveSizes: true,
     passes: ["sample", "cuda"],
     cwd: "/ws/vision/runs", // ${workspaceFolder} is the script's folder
   });
@@ -38,6 +48,9 @@ test("two folders with different passes and interpreters: each request has its o
     args: ["--epochs", "1"],
     python: "/usr/bin/python3.11", // no setting there: the Python extension's interpreter for it
     timeout: 30,
+    nprocPerNode: 1, // set only in the other folder: package.json's default, a single process
+    torchrunArgs: [],
+    collectiveSizes: false,
     // passes: [] in the folder means every pass: no `passes`, so the server's null applies
   });
 });
@@ -69,6 +82,9 @@ test("a script outside every folder: the window's settings, package.json's defau
     args: DEFAULTS.args,
     python: "/usr/bin/python3.11",
     timeout: 120,
+    nprocPerNode: DEFAULTS.nprocPerNode,
+    torchrunArgs: DEFAULTS.torchrunArgs,
+    collectiveSizes: DEFAULTS.collectiveSizes,
     passes: ["cpu"],
   });
 });

@@ -1,6 +1,7 @@
 import { strict as assert } from "node:assert";
 import { test } from "node:test";
 import {
+  BOUNDS,
   DEFAULTS,
   ENUMS,
   expandFolder,
@@ -36,6 +37,21 @@ test("bad values fall back to package.json's defaults and are named", () => {
   assert.match(problems.join("\n"), new RegExp(`bottleneck\\.timeout: -1 is not valid; using ${String(DEFAULTS.timeout)}`));
 });
 
+test("nprocPerNode: an integer from 1 to 64; anything else falls back to 1 and is named", () => {
+  assert.equal(DEFAULTS.nprocPerNode, 1);
+  for (const good of [1, 2, 8, 64]) {
+    const { settings, problems } = readSettings(from({ nprocPerNode: good }));
+    assert.equal(settings.nprocPerNode, good);
+    assert.deepEqual(problems, [], String(good));
+  }
+  for (const bad of [0, -2, 1.5, 65, "4", true, Number.NaN]) {
+    const { settings, problems } = readSettings(from({ nprocPerNode: bad }));
+    assert.equal(settings.nprocPerNode, DEFAULTS.nprocPerNode, String(bad));
+    assert.equal(problems.length, 1, String(bad));
+    assert.match(problems[0] ?? "", /^bottleneck\.nprocPerNode: .* is not valid; using 1$/, String(bad));
+  }
+});
+
 // package.json is the one place for defaults: settings.ts reads them from it. These tests fail
 // if the two drift apart (a setting one of them lacks, a default settings.ts would reject, an
 // enum that differs).
@@ -54,12 +70,25 @@ test("settings.ts and package.json agree on the settings, their defaults and enu
   }
   assert.deepEqual(MANIFEST_PROPERTIES[`${SECTION}.serverSource`]?.enum, [...ENUMS.serverSource]);
   assert.deepEqual(MANIFEST_PROPERTIES[`${SECTION}.passes`]?.items?.enum, [...ENUMS.passes]);
+  for (const [key, bounds] of Object.entries(BOUNDS)) {
+    const declaredBounds = MANIFEST_PROPERTIES[`${SECTION}.${key}`];
+    assert.deepEqual({ minimum: declaredBounds?.minimum, maximum: declaredBounds?.maximum }, bounds, key);
+  }
 });
 
 test("per-folder settings are resource-scoped, server-wide ones window-scoped", () => {
   // The per-folder ones travel with each profile request (profileRequest); the others go to
   // the one server for the whole window (serverSettings), so a folder value could not apply.
-  const perFolder: (keyof ExtensionSettings)[] = ["interpreter", "args", "cwd", "passes", "timeout"];
+  const perFolder: (keyof ExtensionSettings)[] = [
+    "interpreter",
+    "args",
+    "cwd",
+    "passes",
+    "timeout",
+    "nprocPerNode",
+    "torchrunArgs",
+    "collectiveSizes",
+  ];
   for (const key of KEYS) {
     const scope = MANIFEST_PROPERTIES[`${SECTION}.${key}`]?.scope;
     assert.equal(scope, perFolder.includes(key) ? "resource" : "window", key);
@@ -68,7 +97,16 @@ test("per-folder settings are resource-scoped, server-wide ones window-scoped", 
 
 test("server settings use the server's camelCase keys and the server's interpreter", () => {
   const { settings } = readSettings(
-    from({ passes: ["cpu"], cwd: "${workspaceFolder}/runs", args: ["--steps", "3"], timeout: 30, minShare: 0.1, top: 5 }),
+    from({
+      passes: ["cpu"],
+      cwd: "${workspaceFolder}/runs",
+      args: ["--steps", "3"],
+      timeout: 30,
+      nprocPerNode: 4,
+      torchrunArgs: ["--nnodes", "2"],
+      minShare: 0.1,
+      top: 5,
+    }),
   );
   const sent = serverSettings(settings, "/venv/bin/python");
   assert.deepEqual(sent, {
@@ -78,6 +116,9 @@ test("server settings use the server's camelCase keys and the server's interpret
     cwd: null,
     passes: null,
     timeout: 30,
+    nprocPerNode: 4, // the window's values, for requests that name none (profileRequest always does)
+    torchrunArgs: ["--nnodes", "2"],
+    collectiveSizes: false,
     minShare: 0.1,
     warningShare: DEFAULTS.warningShare,
     memoryShare: DEFAULTS.memoryShare,

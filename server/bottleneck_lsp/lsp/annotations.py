@@ -270,6 +270,11 @@ def code_lens(a: Annotation) -> types.CodeLens | None:
     )
 
 
+def doc_ranks(doc: Document | None) -> str:
+    n = doc.distributed.world_size if doc is not None and doc.distributed is not None else 0
+    return f"{n} ranks" if n else "ranks"
+
+
 def hover(annotations: list[Annotation], doc: Document | None) -> str:
     """Markdown: a table row per pass for this line, and the CPU/GPU verdict."""
     rows = []
@@ -308,6 +313,13 @@ def hover(annotations: list[Annotation], doc: Document | None) -> str:
                 f"| {analysis.SHORT[kind]}{mark} | {cell.share * 100:.1f}% | {figure} "
                 f"| {analysis.DENOMINATOR[kind]} |"
             )
+        spread = wording.spread_text(row, row.kind)
+        if spread:
+            stands_out = wording.rank_spread(row)
+            notes.append(
+                f"Across the {doc_ranks(doc)} ({analysis.SHORT[row.kind]}, the figures above are the "
+                f"ranks' medians): {spread}" + (f"; **{stands_out}**." if stands_out else ".")
+            )
         if row.memory is not None and row.memory.allocations:
             notes.append(f"Memory: {wording.memory_text(row)}.")
         if row.ops:
@@ -341,6 +353,14 @@ def hover(annotations: list[Annotation], doc: Document | None) -> str:
         out += ["", "| column | share | time | share of |", "| --- | --- | --- | --- |", *rows]
     if notes:
         out += ["", *notes]
+    ranks = doc.distributed if doc is not None else None
+    straggler = ranks.straggler if ranks is not None else None
+    if ranks is not None and straggler is not None:
+        out += ["", f"**Straggler**: {wording.straggler_sentence(straggler, ranks)}."]
+        here = {(a.row.file, a.row.line) for a in annotations if a.row is not None}
+        for e in straggler.lines:
+            if (e.file, e.line) in here:
+                out.append(f"On this line {wording.excess_sentence(straggler, e.rank_s, e.others_median_s)}.")
     verdict = doc.verdict if doc is not None else None
     if verdict is not None:
         sentence = wording.verdict_sentence(verdict)

@@ -69,6 +69,9 @@ class ProfileArguments:
     cwd: str | None = None
     python: str | None = None
     timeout: float | None = None
+    nprocPerNode: int | None = None  # noqa: N815 - the JSON key, as the other settings
+    torchrunArgs: list[str] | None = None  # noqa: N815
+    collectiveSizes: bool | None = None  # noqa: N815
 
 
 @attrs.define
@@ -288,8 +291,9 @@ def _spec(ls: BottleneckServer, arguments: ProfileArguments) -> JobSpec:
     settings = ls.state.settings
     script = _script_path(arguments.uri)
     args = arguments.args if arguments.args is not None else list(settings.args)
-    if len(args) > MAX_ARGS or any(len(a) > MAX_ARG_CHARS for a in args):
-        raise JobError("too many or too long script arguments")
+    for given, what in ((args, "script arguments"), (arguments.torchrunArgs or [], "torchrun options")):
+        if len(given) > MAX_ARGS or any(len(a) > MAX_ARG_CHARS for a in given):
+            raise JobError(f"too many or too long {what}")
     cwd = arguments.cwd or settings.cwd
     folder = _workspace_folder_of(ls, script)
     if cwd is None:
@@ -298,6 +302,9 @@ def _spec(ls: BottleneckServer, arguments: ProfileArguments) -> JobSpec:
         cwd = uris.to_fs_path(cwd) or cwd
     roots = (folder,) if folder else ()
     passes = tuple(arguments.passes) if arguments.passes else settings.passes
+    nproc = arguments.nprocPerNode if arguments.nprocPerNode is not None else settings.nproc_per_node
+    launcher = tuple(arguments.torchrunArgs) if arguments.torchrunArgs is not None else settings.torchrun_args
+    sizes = arguments.collectiveSizes if arguments.collectiveSizes is not None else settings.collective_sizes
     return JobSpec(
         script=script,
         args=tuple(args),
@@ -309,6 +316,11 @@ def _spec(ls: BottleneckServer, arguments: ProfileArguments) -> JobSpec:
         exact_lines=settings.exact_lines,
         event_budget=settings.event_budget,
         fork=settings.fork,
+        nproc_per_node=nproc,
+        launcher=launcher,
+        # a setting for every profile: it applies to the distributed ones (the CLI refuses the
+        # flag without --nproc-per-node, one request at a time)
+        collective_sizes=sizes and (nproc > 1 or bool(launcher)),
     )
 
 
@@ -354,6 +366,17 @@ def _summary(doc: Document, added: list[notes.Annotation]) -> str:
         head += f"; out of memory: {os.path.basename(row.file)}:{row.line} held {wording.size(held)}"
     if analysis.found_disagreements(doc):
         head += "; passes disagree on call counts (seed the script: see the report)"
+    failed = analysis.failed_pass(doc)
+    if failed is not None and failed.error is not None and failed.error.rank is not None:
+        error = failed.error
+        where = f" at {os.path.basename(error.file)}:{error.line}" if error.file else ""
+        head += f"; rank {error.rank} failed: {error.type}{where}"
+    straggler = doc.distributed.straggler if doc.distributed is not None else None
+    if straggler is not None:
+        head += f"; straggler: rank {straggler.rank}"
+        if straggler.lines:
+            late = straggler.lines[0]
+            head += f", {os.path.basename(late.file)}:{late.line} +{wording.ms(late.excess_s)}"
     return head
 
 
@@ -367,6 +390,8 @@ async def _run(ls: BottleneckServer, script: str, running: Running) -> dict[str,
 
     def on_event(event: JobEvent) -> None:
         nonlocal streamed
+        if event.kind == "pass_start" and event.forecast:
+            ls.log(f"{os.path.basename(script)}: pass {event.pass_name}: {event.forecast}")
         if event.kind == "output" and event.text.strip():
             # Stream the script's output to the client's log, up to a bound: a script
             # printing megabytes must not flood the editor. The report keeps a tail.
@@ -381,14 +406,22 @@ async def _run(ls: BottleneckServer, script: str, running: Running) -> dict[str,
                     )
         elif token is not None and event.kind == "pass_start":
             percent = int(100 * event.index / max(event.total, 1))
+            ranks = job.spec.local_ranks() if job.spec.distributed else []
+            on = f" on ranks {', '.join(map(str, ranks))}" if ranks else ""
+            ahead = f" ({event.forecast})" if event.forecast else ""
             ls.work_done_progress.report(
                 token,
                 types.WorkDoneProgressReport(
-                    message=f"pass {event.index + 1}/{event.total}: {event.pass_name}", percentage=percent
+                    message=f"pass {event.index + 1}/{event.total}: {event.pass_name}{on}{ahead}",
+                    percentage=percent,
                 ),
             )
         elif event.kind == "pass_end":
             ls.log(f"{os.path.basename(script)}: pass {event.pass_name} ended: {event.status}")
+            done = event.doc.passes if event.doc is not None else []
+            ended_part = next((p for p in reversed(done) if p.name == event.pass_name), None)
+            for note in ended_part.notes if ended_part is not None else []:  # e.g. the event budget's
+                ls.log(f"{os.path.basename(script)}: pass {event.pass_name}: note: {note}")
             if event.doc is not None and event.index + 1 < event.total and event.doc.status == "ok":
                 # Progressive: the hot lines as the passes so far have them (the sample pass
                 # runs first, at about the script's own speed); later passes refine them.
@@ -760,6 +793,15 @@ def _kill_leftovers() -> None:
     server.warm.kill()
 
 
+def _terminate(*_: object) -> None:
+    """SIGTERM before the TCP/socket loop takes it, and over stdio: runners killed, then out.
+
+    Not ``sys.exit``: over stdio pygls's shutdown joins the thread blocked reading stdin, which
+    an editor that signals the server may keep open, so the server would never exit."""
+    _kill_leftovers()
+    os._exit(0)
+
+
 def serve(
     tcp: str | None,
     log_level: str = "WARNING",
@@ -771,7 +813,7 @@ def serve(
     logging.basicConfig(stream=sys.stderr, level=getattr(logging, log_level.upper(), logging.WARNING))
     logging.getLogger("pygls").setLevel(logging.WARNING)
     atexit.register(_kill_leftovers)
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    signal.signal(signal.SIGTERM, _terminate)
     if tcp is None and socket_path is None:
         server.start_io()
         return 0
@@ -799,16 +841,19 @@ async def _listen(
     given = Path(token_file).expanduser().absolute() if token_file else None
     token: str | None = None
     keep_file = False
+    if not no_auth and given is not None and given.exists():
+        token, keep_file = auth.read_token(given), True
+    elif not no_auth and (tcp is not None or given is not None):
+        token = auth.new_token()
+    listener = transport.Listener(server.protocol, token)
+    # SIGTERM ends the loop as the client's exit does (token files removed); an exception raised
+    # by a signal handler could land inside the loop's own bookkeeping and hang its shutdown.
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, listener.finished.set)
     if no_auth:
         _say(
             "WARNING: --no-auth: any process that can reach this server can run code as you "
             "through the profile command; use it only where nobody else can connect"
         )
-    elif given is not None and given.exists():
-        token, keep_file = auth.read_token(given), True
-    elif tcp is not None or given is not None:
-        token = auth.new_token()
-    listener = transport.Listener(server.protocol, token)
     if socket_path is not None:
         path = Path(socket_path).expanduser().absolute()
         transport.prepare_socket_path(path)

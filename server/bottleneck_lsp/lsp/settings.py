@@ -8,7 +8,8 @@ from typing import Any
 
 from ..analysis import Thresholds
 from ..contract import PASSES, unknown_passes
-from ..jobs import JobSpec
+from ..jobs import MAX_NPROC_PER_NODE, JobSpec
+from ..launch import LaunchError, check_options
 
 _THRESHOLDS = Thresholds()  # the defaults live there, and in JobSpec
 _JOB = JobSpec(script="")
@@ -33,6 +34,9 @@ class Settings:
     fork: bool = _JOB.fork  # fork the passes from a fork server (False: --no-fork's fresh interpreters)
     keep_warm: bool = True  # keep a fork server per interpreter between profiles (lsp/warm.py)
     warm_idle_minutes: float = 15.0  # ... until it has been idle this long
+    nproc_per_node: int = _JOB.nproc_per_node  # above 1: a torchrun job (the CLI's --nproc-per-node)
+    torchrun_args: tuple[str, ...] = _JOB.launcher  # torchrun options (the CLI's TORCHRUN-ARGS)
+    collective_sizes: bool = _JOB.collective_sizes  # a distributed job's bytes per collective
     problems: tuple[str, ...] = field(default=(), compare=False)
 
     @property
@@ -62,6 +66,9 @@ _KEYS = {
     "fork": "fork",
     "keepWarm": "keep_warm",
     "warmIdleMinutes": "warm_idle_minutes",
+    "nprocPerNode": "nproc_per_node",
+    "torchrunArgs": "torchrun_args",
+    "collectiveSizes": "collective_sizes",
 }
 
 
@@ -80,6 +87,11 @@ def _convert(name: str, value: Any) -> Any:
         if not isinstance(value, list) or not all(isinstance(a, str) for a in value):
             raise ValueError("expected a list of strings")
         return tuple(value)
+    if name == "torchrun_args":
+        try:
+            return check_options(_convert("args", value))
+        except LaunchError as exc:
+            raise ValueError(str(exc)) from None
     if name == "passes":
         if value is None or value == []:
             return None
@@ -97,6 +109,10 @@ def _convert(name: str, value: Any) -> Any:
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
             raise ValueError("expected a fraction between 0 and 1")
         return float(value)
+    if name == "nproc_per_node":
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_NPROC_PER_NODE:
+            raise ValueError(f"expected a whole number from 1 to {MAX_NPROC_PER_NODE}")
+        return value
     if name in ("top", "event_budget"):
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             raise ValueError("expected a non-negative integer")

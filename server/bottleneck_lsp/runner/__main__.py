@@ -15,7 +15,7 @@ import sys
 import time
 from typing import Any
 
-from ..contract import RunnerArgs, environment_file, no_cuda_reason
+from ..contract import RunnerArgs, environment_file, no_cuda_reason, rank_part
 from . import environment, script
 from .paths import FileClassifier
 
@@ -26,6 +26,12 @@ def _write(path: str, part: dict[str, Any]) -> None:
     with os.fdopen(fd, "w", encoding="utf-8") as handle:
         json.dump(part, handle, separators=(",", ":"), allow_nan=False)
     os.replace(tmp, path)
+
+
+def _write_text(path: str, text: str) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(text)
 
 
 class _Run:
@@ -184,6 +190,8 @@ class _Run:
                 save_raw=ns.save_raw,
                 script=script_path,
                 memory=ns.memory,
+                collectives=ns.per_rank,
+                shapes=ns.shapes,
             )
         self.profiler.start()
         try:
@@ -200,6 +208,8 @@ class _Run:
             part.update(
                 {"status": "error", "exit_code": 1, "error": script.describe_exception(exc, self.files)}
             )
+            if ns.per_rank:  # which rank failed first: the others may fail because of it
+                part["error"]["at_ns"] = time.time_ns()
             sys.stderr.write(part["error"]["traceback"])
         finally:
             try:
@@ -257,13 +267,31 @@ def _end_group_if_orphaned(parent: int, out: str) -> None:
         os.killpg(os.getpid(), signal.SIGKILL)
 
 
+def _as_rank(ns: RunnerArgs) -> int | None:
+    """A torchrun worker (``--per-rank``) writes its own part and recording, named by its
+    rank; None outside a distributed job."""
+    if not ns.per_rank:
+        return None
+    rank = int(os.environ.get("RANK", "0"))
+    ns.out = rank_part(ns.out, rank)
+    # The launcher starts each worker in a session of its own: this tells the job whose
+    # group to kill, should the worker outlive the launcher.
+    _write_text(ns.out + ".pid", str(os.getpid()))
+    if ns.save_raw and ns.save_raw.endswith(".raw.json.gz"):
+        ns.save_raw = ns.save_raw[: -len(".raw.json.gz")] + f".rank{rank}.raw.json.gz"
+    return rank
+
+
 def main(argv: list[str] | None = None, parent: int | None = None) -> int:
     ns = RunnerArgs.parse(sys.argv[1:] if argv is None else argv)
+    rank = _as_rank(ns)
     parent = _die_with_parent(parent)
     if os.getppid() != parent:  # it died before the parent-death signal was set
         _end_group_if_orphaned(parent, ns.out)
         return 0
     run = _Run(ns, parent)
+    if rank is not None:
+        run.part["rank"] = rank
     try:
         run.run()
     except script.Terminated:
@@ -272,6 +300,10 @@ def main(argv: list[str] | None = None, parent: int | None = None) -> int:
     if run.forked_child():
         return int(run.part.get("exit_code") or 0)
     _end_group_if_orphaned(parent, ns.out)  # a SIGTERM while the results were written was ignored
+    if rank is not None and run.part["status"] in ("error", "exit", "syntax_error"):
+        # The launcher must see a failed rank fail, so that it ends the others (waiting in a
+        # collective for it) instead of leaving them to the backend's timeout.
+        return int(run.part.get("exit_code") or 1)
     return 0
 
 

@@ -14,6 +14,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from ..contract import COLLECTIVE_PREFIXES
+from .comms import message_bytes
 from .device import WAIT_CALLS, Activity
 
 BACKWARD_PREFIX = "autograd::engine::evaluate_function: "
@@ -138,6 +140,7 @@ class Attributor:
         self.ops: dict[str, OpStats] = {}
         self.unattributed = LineStats("", 0, "", False)
         self.event_count = 0
+        self.python_events = 0  # the Python tracer's call nodes (calls and generator resumes)
         self.garbled_frames = 0
         self.total_self_ns = 0
         self.total_device_ns = 0
@@ -162,6 +165,10 @@ class Attributor:
         # reserved bytes), see memory.py.
         self.memory_events: list[tuple[int, int, int, int, str, LineStats, int]] = []
         self.first_ns = 0  # the earliest root's start: the recording's time zero
+        # Set to a list (a distributed rank) to keep every collective op (contract's
+        # COLLECTIVE_PREFIXES) as (start, duration, name, its line, bytes sent): waiting
+        # across ranks; the bytes of the dispatcher's c10d:: ops (0 for the others).
+        self.collectives: list[tuple[int, int, str, LineStats, int]] | None = None
 
     # -- contexts -------------------------------------------------------------------
     def _context(self, frame: Any, exact: bool) -> LineStats | None:
@@ -279,21 +286,19 @@ class Attributor:
             self._torch_op,
             self._kineto,
         )
-        lines_ops = self.ops
-        unattributed = self.unattributed
-        torchscript = self._torchscript
-        frames = self._frames
-        context = self._context
-        callees = self._callees
-        callee_of = self._callee
+        # Locals, not attributes, in the loop below (it runs once per event).
+        lines_ops, unattributed, torchscript, allocation = (
+            self.ops,
+            self.unattributed,
+            self._torchscript,
+            self._allocation,
+        )
+        frames, context, callees, callee_of = self._frames, self._context, self._callees, self._callee
         missing: Any = _MISSING
-        top_level = self._top_level
-        device = self.device
-        correlation = self._correlation
-        timeline = self.timeline
-        allocation = self._allocation
-        memory = self.memory_events
+        top_level, device, correlation = self._top_level, self.device, self._correlation
+        timeline, memory, collectives = self.timeline, self.memory_events, self.collectives
         events = 0
+        python = 0
         total = 0
         # (node, context, enclosing op's line, enclosing op's name)
         stack: list[tuple[Any, LineStats | None, LineStats | None, str]] = [(root, root_ctx, None, "")]
@@ -310,6 +315,13 @@ class Attributor:
                 target.self_ns += dur
                 if timeline is not None:
                     timeline.append((node.start_time_ns, dur, node.start_tid, name, target))
+                if collectives is not None and name.startswith(COLLECTIVE_PREFIXES):
+                    sent = 0
+                    if name.startswith("c10d::"):
+                        fields = node.extra_fields
+                        recorded = getattr(fields, "message_bytes", None)  # a recording's
+                        sent = recorded if recorded is not None else message_bytes(name, fields)
+                    collectives.append((node.start_time_ns, dur, name, target, sent))
                 entry = target.ops.get(name)
                 if entry is None:
                     target.ops[name] = [dur, 0, 1]
@@ -355,6 +367,7 @@ class Attributor:
                     push((child, ctx, target, name))
                 continue
             if tag == py_ccall or tag == py_call:
+                python += 1
                 child_ctx = ctx
                 is_marker = False
                 try:
@@ -417,6 +430,7 @@ class Attributor:
             for child in node.children:
                 push((child, ctx, parent_line, parent_name))
         self.event_count += events
+        self.python_events += python
         self.total_self_ns += total
 
     # -- device time (CUDA pass) --------------------------------------------------------

@@ -12,7 +12,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from . import callsites, device, memory, recording
+from ..contract import PYTHON_HEAVY_CALLS, PYTHON_HEAVY_RATIO
+from . import callsites, device, kinetolog, memory, recording
 from .attribution import TOP_LINKS, TOP_OPS, Attributor, LineStats
 from .callsites import position_fields, source_position
 from .device import Activity
@@ -211,14 +212,18 @@ class AutogradPass:
         save_raw: str | None = None,
         script: str = "",
         memory: bool = False,
+        collectives: bool = False,
+        shapes: bool = False,
     ) -> None:
         self.name = name
+        self.collectives = collectives  # a distributed rank: keep its collective ops
+        self.shapes = shapes  # and the bytes they sent, from the input shapes recorded
         self.script = script  # named in a raw recording
         self.torch = torch
         self.files = files
         self.device = "cuda" if name == "cuda" else None
         self.profiler, self.description = make_profiler(
-            torch, with_stack=True, device=self.device, memory=memory
+            torch, with_stack=True, device=self.device, memory=memory, shapes=shapes
         )
         self.save_raw = save_raw
         self.raw_note = ""
@@ -240,6 +245,7 @@ class AutogradPass:
         self.running = False
         self.recording = False
         self.budget_hit = ""  # "calls" or "memory": why the recording stopped early
+        self.stop_s = 0.0  # the profiler's own stop (it turns every recorded event into results)
         self.grown = 0  # bytes the process had grown by then
         self.calls_recorded = 0  # torch calls recorded by then
 
@@ -255,6 +261,7 @@ class AutogradPass:
                 pass
         self.recorded_until = time.perf_counter()
         self.profiler.__exit__(None, None, None)
+        self.stop_s = time.perf_counter() - self.recorded_until
 
     def _budget_reached(self, why: str) -> None:
         # The profiler keeps every event until it stops (16-190 KB a torch call with
@@ -300,6 +307,8 @@ class AutogradPass:
         if self.save_raw:
             self._save_raw(tree, results, marker_site, wall_ns)
         attributor = Attributor(self.files, marker_site, device=self.device is not None)
+        if self.collectives:
+            attributor.collectives = []
         attributor.consume(tree)
         activities = None
         if self.device is not None:
@@ -307,6 +316,8 @@ class AutogradPass:
         out = autograd_document(attributor, activities, wall_ns)
         if self.raw_note:
             out.setdefault("notes", []).append(self.raw_note)
+        if attributor.collectives is not None:
+            out["collectives"] = collective_entries(attributor.collectives, self.shapes)
         if self.budget_hit:
             recorded = self.recorded_until - self.started
             calls = self.calls_recorded
@@ -333,6 +344,11 @@ class AutogradPass:
                 f"the profiler stopped after {calls} torch calls ({recorded:.1f} s into the script): "
                 f"{why}; the rest ran unprofiled and shares cover the recorded part ({advice})"
             )
+        heavy = python_heavy_note(
+            attributor.python_events, self.stop_s + time.perf_counter() - begin, self.stopped - self.started
+        )
+        if heavy:
+            out.setdefault("notes", []).append(heavy)
         out.update(
             {
                 "script_wall_s": round(self.stopped - self.started, 6),
@@ -356,6 +372,29 @@ class AutogradPass:
             exact_lines=self.exact_lines,
             marker_site=list(marker_site) if marker_site else None,
         )
+
+
+MAX_COLLECTIVES = 20_000  # per rank and pass, the first ones in time
+
+
+def collective_entries(
+    found: list[tuple[int, int, str, LineStats, int]], sizes: bool
+) -> list[dict[str, Any]]:
+    """A rank's collective ops in the order they started, each with its start on the
+    wall clock (the profiler's clock is the system's: ranks on one machine compare) and,
+    with ``sizes`` (input shapes recorded), the bytes it sent."""
+    found.sort(key=lambda c: c[0])
+    return [
+        {
+            "name": name,
+            "start_ns": start,
+            "duration_us": _us(dur),
+            "file": line.file,
+            "line": line.line,
+            **({"bytes": sent} if sizes else {}),
+        }
+        for start, dur, name, line, sent in found[:MAX_COLLECTIVES]
+    ]
 
 
 def save_raw(path: str, run: Any, wall_ns: int, tree: Any, events: Any, **extra: Any) -> str:
@@ -390,7 +429,12 @@ def _accepts(func: Any, name: str) -> bool:
 
 
 def make_profiler(
-    torch: Any, with_stack: bool, device: str | None, cpu: bool = True, memory: bool = False
+    torch: Any,
+    with_stack: bool,
+    device: str | None,
+    cpu: bool = True,
+    memory: bool = False,
+    shapes: bool = False,
 ) -> tuple[Any, str]:
     """torch's autograd profiler, by feature rather than version: with a device, CUPTI
     kernel events need Kineto (``use_kineto=True``; its default, False, selects a GPU
@@ -399,6 +443,8 @@ def make_profiler(
     kwargs: dict[str, Any] = {"with_stack": with_stack}
     if memory:
         kwargs["profile_memory"] = True  # allocation events, charged to lines (memory.py)
+    if shapes:
+        kwargs["record_shapes"] = True
     if device is not None:
         kwargs["use_device"] = device
         if _accepts(profile, "use_kineto"):
@@ -406,15 +452,16 @@ def make_profiler(
         if not cpu and _accepts(profile, "use_cpu"):
             kwargs["use_cpu"] = False
     described = ", ".join(f"{k}={v!r}" for k, v in kwargs.items())
-    return profile(**kwargs), f"torch.autograd.profiler.profile({described})"
+    # kineto's start and stop lines kept out of the script's stderr (kinetolog.py)
+    return kinetolog.Quiet(profile(**kwargs)), f"torch.autograd.profiler.profile({described})"
 
 
 def recording_header(
     torch: Any, pass_name: str, script: str, files: FileClassifier, names: set[str], wall_ns: int
 ) -> dict[str, Any]:
-    """``files.roots[0]`` is the script's folder; ``script`` is the script's path."""
     """What a raw recording says about where it was made, and which of its file names
-    were the user's files (decided there, where the files were)."""
+    were the user's files (decided there, where the files were). ``script``: the script's
+    path; ``files.roots[0]`` is its folder."""
     device_name = None
     try:
         if torch.cuda.is_available():
@@ -501,6 +548,18 @@ class SamplePass:
             out["device_event_count"] = sum(1 for a in activities if a.on_device)
         out["postprocess_s"] = round(time.perf_counter() - begin, 6)
         return out
+
+
+def python_heavy_note(python_events: int, recording_s: float, script_s: float) -> str:
+    """The note for a Python-heavy script's autograd pass ("" when it is not one)."""
+    if python_events < PYTHON_HEAVY_CALLS or recording_s < PYTHON_HEAVY_RATIO * max(script_s, 0.0):
+        return ""
+    return (
+        f"the Python tracer recorded {python_events:,} Python calls and generator resumes; stopping "
+        f"the profiler and reading them took {recording_s:.1f} s after {script_s:.2f} s of script. The "
+        "sample and cProfile passes give each line's wall and Python time for less, without op CPU "
+        "time and memory (--passes sample,cprofile); or profile fewer steps"
+    )
 
 
 def _ops_list(ops: dict[str, list[int]], total_ns: int) -> list[dict[str, Any]]:

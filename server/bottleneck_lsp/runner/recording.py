@@ -17,6 +17,7 @@ import os
 from collections.abc import Iterable
 from typing import Any
 
+from . import comms
 from .attribution import EventKinds
 from .bounded import load_json
 from .device import Activity
@@ -65,12 +66,18 @@ def _node(node: Any) -> dict[str, Any]:
     tag = _tag_name(node.tag)
     fields = node.extra_fields
     extra: dict[str, Any] = {}
+    try:
+        name = node.name
+    except UnicodeDecodeError:
+        name = "<garbled>"
     if tag == "TorchOp":
         extra = {
             "sequence_number": _attr(fields, "sequence_number", -1),
             "correlation_id": _attr(fields, "correlation_id", 0),
             "scope": _tag_name(_attr(fields, "scope", "")),
         }
+        if name.startswith("c10d::"):
+            extra["message_bytes"] = comms.message_bytes(name, fields)
     elif tag == "Allocation":
         extra = {
             "ptr": _attr(fields, "ptr", 0),
@@ -83,10 +90,6 @@ def _node(node: Any) -> dict[str, Any]:
         extra["caller"] = _frame(_attr(fields, "caller"))
         if tag == "PyCall":
             extra["callsite"] = _frame(_attr(fields, "callsite"))
-    try:
-        name = node.name
-    except UnicodeDecodeError:
-        name = "<garbled>"
     return {
         "tag": tag,
         "name": name,
@@ -173,6 +176,7 @@ class Fields:
         "callsite",
         "correlation_id",
         "device",
+        "message_bytes",
         "ptr",
         "scope",
         "sequence_number",
@@ -188,6 +192,8 @@ class Fields:
         self.sequence_number = _int(seq) if seq is not None else -1
         self.correlation_id = _int(data.get("correlation_id"))
         self.scope = _str(data.get("scope")).rsplit(".", 1)[-1]
+        sent = data.get("message_bytes")  # a collective's (c10d:: ops)
+        self.message_bytes = _int(sent) if sent is not None else None
         # memory events (Allocation nodes)
         self.ptr = _int(data.get("ptr"))
         self.alloc_size = _int(data.get("alloc_size"))

@@ -29,6 +29,19 @@ returns. Threads other than the main one are counted apart, by wall time per lin
 The timer is the process's one ``ITIMER_REAL`` (SIGALRM): when the script reaches for it
 (``signal.alarm``, ``signal.setitimer(ITIMER_REAL)``, ``signal.signal(SIGALRM)``), the timer
 stops and hands SIGALRM back as it was; the thread's looks go on alone.
+
+The thread must never be the one to free a frame. A frame that ends while the thread holds
+it keeps its locals until the last reference goes, and whoever drops that reference runs
+their destructors, late and in the wrong thread: a DDP model freed after
+``destroy_process_group()`` destroys its gloo process group from the reducer, which joins
+gloo's thread while holding the GIL that thread waits for, and the rank hangs for ever.
+So a look holds frames only while it copies what it needs from them (code, instruction,
+line: the rest of the look works on those), and lets go of them only when the main thread
+cannot have moved meanwhile: its innermost frame is still the one the look began with, at
+the same instruction, so every frame of its stack the look holds is still running. Python
+switches threads only at calls and backward jumps, and there is none between that check
+and letting go. A look during which the main thread moved keeps its frames until the
+process ends (the runner leaves by ``os._exit``, which frees nothing): rare, and small.
 """
 
 from __future__ import annotations
@@ -75,10 +88,13 @@ _C_CALL_OPS = frozenset(
 )
 
 
-def _in_c_call(frame: FrameType) -> bool:
-    code = frame.f_code.co_code
-    index = frame.f_lasti
-    return 0 <= index < len(code) and code[index] in _C_CALL_OPS
+def _in_c_call(code: CodeType, index: int) -> bool:
+    ops = code.co_code
+    return 0 <= index < len(ops) and ops[index] in _C_CALL_OPS
+
+
+# What a look copies of one frame: its code, its instruction, its line.
+_Site = tuple[CodeType, int, int]
 
 
 class _Line:
@@ -212,19 +228,18 @@ def _held_here(code: CodeType, offset: int) -> bool:
     return True
 
 
-def _line_of(frame: FrameType) -> int:
-    """The line a look at ``frame`` is charged to. Python lets the sampler see the main
+def _line_of(site: _Site) -> int:
+    """The line a look at a frame (``site``) is charged to. Python lets the sampler see the main
     thread only at check points: calls, and the jump back to a loop's head. A look at that
     jump says "somewhere in this loop" (Python names the body's last line, or no line at
     all): with a body of several lines it goes to the loop's head, the ``for`` or
     ``while`` line; a one-line body keeps its line. A look before a module's first line
     (its RESUME, line 0) goes to the first line that has code."""
-    code = frame.f_code
-    head = _loop_jumps(code).get(frame.f_lasti)
+    code, lasti, line = site
+    head = _loop_jumps(code).get(lasti)
     if head is not None:
         return head
-    line = frame.f_lineno
-    return line if line else _line_before(code, frame.f_lasti)
+    return line if line else _line_before(code, lasti)
 
 
 class ThreadSampler:
@@ -262,6 +277,8 @@ class ThreadSampler:
         self.late_signals = 0
         self._busy = False  # a look is charging: a signal arriving meanwhile skips its turn
         self._previous_handler: Any = None
+        self.kept_looks = 0  # looks during which the main thread moved: their frames are kept
+        self._kept: list[Any] = []
         self._guard = _TimerGuard(self)
         try:
             self._clock: int | None = time.pthread_getcpuclockid(self.target)
@@ -269,16 +286,34 @@ class ThreadSampler:
             self._clock = None  # no per-thread CPU clock here: CPU time is not reported
 
     # -- the looks -------------------------------------------------------------------------
-    def _user_frame(self, frame: FrameType | None) -> FrameType | None:
+    def _capture(self, frame: FrameType | None, held: list[Any] | None) -> list[_Site]:
+        """The sites of ``frame``'s stack, innermost first, up to the first of the user's
+        files known as such (files not seen before are resolved later, by ``_user_site``).
+        Attribute reads only. ``held``: where the thread keeps each frame it reaches."""
         paths = self._paths
+        sites: list[_Site] = []
         while frame is not None:
-            name = frame.f_code.co_filename
+            code = frame.f_code
+            path = paths.get(code.co_filename, "")
+            if path is not None:  # the user's, or not known yet
+                sites.append((code, frame.f_lasti, frame.f_lineno or 0))
+                if path:
+                    break
+            frame = frame.f_back
+            if held is not None:
+                held.append(frame)
+        return sites
+
+    def _user_site(self, sites: list[_Site]) -> tuple[str, _Site] | None:
+        """The innermost of ``sites`` in the user's files, and its path."""
+        paths = self._paths
+        for site in sites:
+            name = site[0].co_filename
             path = paths.get(name, "")
             if path == "":
                 path = paths[name] = self.files.resolve(name)
             if path is not None:
-                return frame
-            frame = frame.f_back
+                return path, site
         return None
 
     def _charge(
@@ -322,9 +357,10 @@ class ThreadSampler:
         self._last_wall, self._last_cpu = now, cpu_now
         return min(cpu / wall, 1.0) if wall > 0 and clock is not None else 0.0
 
-    def _look(self, top: FrameType, now: int, span: int, python: bool) -> None:
+    def _look(self, sites: list[_Site], now: int, span: int, python: bool) -> None:
         """Charge the time since the last charged look, at most ``span`` ns (this kind of
-        look's own period: what it can vouch for), to the user's line in ``top``'s stack."""
+        look's own period: what it can vouch for), to the user's line in a stack
+        (``sites``, innermost first)."""
         quantum = max(min(span, now - self._last_charge), 0)
         self._last_charge = now
         self._c_seen = None
@@ -332,17 +368,16 @@ class ThreadSampler:
         self.wall_ns += quantum
         cpu = int(quantum * self._cpu_fraction())
         self.cpu_ns += cpu
-        found = self._user_frame(top)
+        found = self._user_site(sites)
         if found is None:
             self.outside_ns += quantum
             self._python_seen = None
             return
-        path = self._paths[found.f_code.co_filename]
-        assert path is not None
-        key = (path, _line_of(found))
-        self._charge_main(key, found.f_code.co_name, quantum, cpu, python)
+        path, site = found
+        key = (path, _line_of(site))
+        self._charge_main(key, site[0].co_name, quantum, cpu, python)
         if not python:
-            self._c_seen = (key, found.f_code.co_name)
+            self._c_seen = (key, site[0].co_name)
 
     def _on_signal(self, signum: int, frame: FrameType | None) -> None:
         """The timer, in the main thread between bytecodes. On time (the previous tick was
@@ -363,13 +398,18 @@ class ThreadSampler:
                 # On time: Python ran here, or a C call shorter than an interval that this
                 # line made and that just returned (handlers run at the end of a call).
                 self.signal_looks += 1
-                self._look(frame, now, min(gap, self._signal_ns), not _in_c_call(frame))
+                self._look(
+                    self._capture(frame, None),
+                    now,
+                    min(gap, self._signal_ns),
+                    not _in_c_call(frame.f_code, frame.f_lasti),
+                )
                 return
             self.late_signals += 1
             seen, self._c_seen = self._c_seen, None  # that C call is over: charged once
             if seen is None and _held_here(frame.f_code, frame.f_lasti):
                 # A C call no look saw (shorter than the thread's interval), of this line.
-                self._look(frame, now, min(gap, 2 * self._signal_ns), False)
+                self._look(self._capture(frame, None), now, min(gap, 2 * self._signal_ns), False)
                 self._c_seen = None
             elif seen is not None:
                 # The C call the thread saw last ran until just now (this tick waited for
@@ -391,39 +431,57 @@ class ThreadSampler:
         own = time.thread_time_ns
         names = {t.ident: t.name for t in threading.enumerate()}
         me = threading.get_ident()
+        target = self.target
         timer = self._previous_handler is not None
         last = time.perf_counter_ns()
         while not self._stop.wait(self.interval):
             begin = own()
             now = time.perf_counter_ns()
             span, last = now - last, now
+            # -- holding frames: copy what the look needs, then let go (module docstring)
             frames = sys._current_frames()
-            top = frames.get(self.target)
+            held: list[Any] = [frames]
+            top = frames.get(target)
             if top is None:  # the main thread has ended
                 break
+            code, lasti = top.f_code, top.f_lasti
+            main = self._capture(top, held)
+            others = [
+                (ident, self._capture(frame, held))
+                for ident, frame in frames.items()
+                if ident not in (target, me)
+            ]
+            again = sys._current_frames()
+            try:
+                still = again[target]
+            except KeyError:
+                still = None
+            if still is top and top.f_lasti == lasti:
+                del frames, top, held, again, still  # nothing of the main thread's stack ended
+            else:
+                self._kept.append(held)
+                self.kept_looks += 1
+                del frames, top, held, again, still
+            # -- the look, on copies
             # In a C call (the GIL released, or this look could not run): on time, and
             # what only this thread can see. Running Python: the timer's looks are the
             # ones on time there (this look waited for the GIL); without the timer, this.
-            if _in_c_call(top) or not timer or self.timer_released:
+            in_c = _in_c_call(code, lasti)
+            if in_c or not timer or self.timer_released:
                 self._busy = True
                 try:
-                    self._look(top, now, span, not _in_c_call(top))
+                    self._look(main, now, span, not in_c)
                 finally:
                     self._busy = False
-            for ident, frame in frames.items():
-                if ident == self.target or ident == me:
-                    continue
-                other = self._user_frame(frame)
-                if other is not None:
+            for ident, sites in others:
+                found = self._user_site(sites)
+                if found is not None:
                     name = names.get(ident)
                     if name is None:
                         names = {t.ident: t.name for t in threading.enumerate()}
                         name = names.get(ident, str(ident))
-                    path = self._paths[other.f_code.co_filename]
-                    assert path is not None
-                    key = (name, path, _line_of(other))
-                    self._charge(self.other, key, other.f_code.co_name, span, 0, 0)
-            del frames, top
+                    path, site = found
+                    self._charge(self.other, (name, path, _line_of(site)), site[0].co_name, span, 0, 0)
             self.overhead_ns += own() - begin
 
     # -- control -----------------------------------------------------------------------------
@@ -477,6 +535,7 @@ class ThreadSampler:
             "ticks": self.ticks,
             "signal_looks": self.signal_looks,
             "late_signals": self.late_signals,
+            "kept_looks": self.kept_looks,
             "timer_released": self.timer_released,
             "wall_s": round(self.wall_ns / 1e9, 6),
             "cpu_s": round(self.cpu_ns / 1e9, 6) if self._clock is not None else None,

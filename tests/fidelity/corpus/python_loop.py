@@ -1,5 +1,5 @@
 def slow(n):
-    return sum(i * i for i in range(n))  # PLANT:loop
+    return sum([i * i for i in range(n)])  # PLANT:loop
 
 
 def fast():

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 OUTPUT_TAIL_BYTES = 64 * 1024
 KILL_GRACE_S = 15.0  # time for the runner to process and write partial results
 DRAIN_GRACE_S = 10.0  # time for a pass's output to reach its end once its group is gone
+_EXIT_POLL_S = 0.2  # how often ``ended`` looks at the exit status while the pipes stay open
 log = logging.getLogger(__name__)
 
 OnOutput = Callable[[str, str], None]  # (stream name, text)
@@ -85,9 +86,6 @@ async def ended(proc: Process, timeout: float | None) -> bool:
 def _retrieved(future: asyncio.Future[Any]) -> None:
     if not future.cancelled():
         future.exception()  # retrieved: asyncio prints nothing about it
-
-
-_EXIT_POLL_S = 0.2  # how often ``ended`` looks at the exit status while the pipes stay open
 
 
 class Process(Protocol):

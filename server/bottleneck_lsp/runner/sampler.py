@@ -277,8 +277,7 @@ class ThreadSampler:
         self.late_signals = 0
         self._busy = False  # a look is charging: a signal arriving meanwhile skips its turn
         self._previous_handler: Any = None
-        self.kept_looks = 0  # looks during which the main thread moved: their frames are kept
-        self._kept: list[Any] = []
+        self._kept: list[Any] = []  # per look during which the main thread moved: its frames
         self._guard = _TimerGuard(self)
         try:
             self._clock: int | None = time.pthread_getcpuclockid(self.target)
@@ -456,12 +455,9 @@ class ThreadSampler:
                 still = again[target]
             except KeyError:
                 still = None
-            if still is top and top.f_lasti == lasti:
-                del frames, top, held, again, still  # nothing of the main thread's stack ended
-            else:
+            if still is not top or top.f_lasti != lasti:  # the main thread moved: keep them
                 self._kept.append(held)
-                self.kept_looks += 1
-                del frames, top, held, again, still
+            del frames, top, held, again, still  # (no switch between the test and this)
             # -- the look, on copies
             # In a C call (the GIL released, or this look could not run): on time, and
             # what only this thread can see. Running Python: the timer's looks are the
@@ -535,7 +531,7 @@ class ThreadSampler:
             "ticks": self.ticks,
             "signal_looks": self.signal_looks,
             "late_signals": self.late_signals,
-            "kept_looks": self.kept_looks,
+            "kept_looks": len(self._kept),
             "timer_released": self.timer_released,
             "wall_s": round(self.wall_ns / 1e9, 6),
             "cpu_s": round(self.cpu_ns / 1e9, 6) if self._clock is not None else None,

@@ -14,8 +14,9 @@ loaded compiler stack imported first, as the runner does), alternating:
 
 Per workload and way: medians of the profiled body, the profiler's stop, building and
 walking the event tree, the tree's node count and the peak RSS; ratios marker / stack.
-This measures the recording only (attribution is the same walk over fewer nodes); the
-``marker`` way is a prototype here, not what the runner does.
+This measures the recording only (attribution is the same walk over fewer nodes). The
+``marker`` way is what the cpu pass does since this measurement (``runner/lineranges.py``,
+which also counts function entries with a cProfile counter); the cuda pass keeps ``stack``.
 
 Usage: .venv/bin/python benchmarks/line_source.py [--runs N] [workload ...]
 """

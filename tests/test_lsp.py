@@ -13,7 +13,7 @@ from pygls import uris
 from pytest_lsp import LanguageClient
 
 from helpers import SCRIPTS, marker_line
-from lsp_helpers import execute, hot_diagnostic, runner_pids, uri_of, wait_for_runner
+from lsp_helpers import SETTINGS, execute, hot_diagnostic, runner_pids, uri_of, wait_for_runner
 
 
 async def test_profile_marks_the_hot_line_with_diagnostic_lens_and_hover(client: LanguageClient) -> None:
@@ -175,17 +175,29 @@ async def test_annotations_follow_edits(client: LanguageClient) -> None:
 
 
 async def test_a_python_heavy_pass_is_forecast_and_explained(client: LanguageClient) -> None:
-    """Before the autograd pass of a Python-heavy script, the progress says what recording
-    its Python calls may cost (from cProfile's count); after it, the pass's note (why it
-    took seconds), as the report prints it beside the pass's table, is in the log."""
+    """The cpu pass records no Python call (lines from the line marker alone): a
+    Python-heavy script's pass is neither forecast nor explained. With the Python tracer on
+    (exactLines off), before the autograd pass the progress says what recording its Python
+    calls may cost (from cProfile's count); after it, the pass's note (why it took
+    seconds), as the report prints it beside the pass's table, is in the log."""
     uri = uri_of("generator_heavy.py")
-    await execute(client, "bottleneck.profile", {"uri": uri, "passes": ["cprofile", "cpu"]})
-    token = list(client.progress_reports)[-1]
-    starts = [
-        r.message or ""
-        for r in client.progress_reports[token]
-        if isinstance(r, types.WorkDoneProgressReport) and (r.message or "").startswith("pass ")
-    ]
+
+    async def pass_starts() -> list[str]:
+        await execute(client, "bottleneck.profile", {"uri": uri, "passes": ["cprofile", "cpu"]})
+        token = list(client.progress_reports)[-1]
+        return [
+            r.message or ""
+            for r in client.progress_reports[token]
+            if isinstance(r, types.WorkDoneProgressReport) and (r.message or "").startswith("pass ")
+        ]
+
+    assert await pass_starts() == ["pass 1/2: cprofile", "pass 2/2: cpu"]
+    assert not [m.message for m in client.log_messages if "the Python tracer recorded" in m.message]
+
+    client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"bottleneck": {**SETTINGS, "exactLines": False}})
+    )
+    starts = await pass_starts()
     assert starts[0] == "pass 1/2: cprofile", starts
     assert starts[1].startswith("pass 2/2: cpu (cProfile counted 600,") and "may add about" in starts[1], (
         starts

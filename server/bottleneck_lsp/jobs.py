@@ -109,10 +109,12 @@ class JobEvent:
     forecast: str = ""
 
 
-def forecast(name: str, doc: Document) -> str:
-    """Before an autograd pass of a Python-heavy script: how long recording its Python calls
-    may take, from the cProfile pass's count of them (the tracer records the same calls)."""
-    if name not in ("cpu", "cuda"):
+def forecast(name: str, doc: Document, exact_lines: bool = True) -> str:
+    """Before an autograd pass that records with the Python tracer (the cuda pass, or the
+    cpu pass without exact lines) of a Python-heavy script: how long recording its Python
+    calls may take, from the cProfile pass's count of them (the tracer records the same
+    calls). The cpu pass with exact lines records no Python call (runner/lineranges.py)."""
+    if name != "cuda" and (name != "cpu" or exact_lines):
         return ""
     counted = next((p for p in doc.passes if p.name == "cprofile" and p.status == "ok"), None)
     if counted is None or counted.event_count < PYTHON_HEAVY_CALLS:
@@ -292,7 +294,13 @@ class Job:
                     self._discard_waiting()  # a runner started for this pass: not wanted
                 else:
                     self.on_event(
-                        JobEvent("pass_start", name, index, len(planned), forecast=forecast(name, doc))
+                        JobEvent(
+                            "pass_start",
+                            name,
+                            index,
+                            len(planned),
+                            forecast=forecast(name, doc, spec.exact_lines),
+                        )
                     )
                     following = planned[index + 1] if index + 1 < len(planned) else None
                     raws = await self._run_pass(name, workdir, index == 0, following)

@@ -18,6 +18,7 @@ from .model import Document, ModelError
 from .rootmap import RootMap
 from .runner import device, recording
 from .runner.attribution import Attributor
+from .runner.lineranges import read_header
 from .runner.passes import autograd_document
 
 RecordingError = recording.RecordingError
@@ -120,7 +121,27 @@ class Opened:
 
     def attributor(self) -> Attributor:
         """An attributor for this recording's event tree (not yet fed: ``consume`` it)."""
-        return Attributor(self.files, self.marker_site, recording.REPLAY_KINDS, device=self.name == "cuda")
+        ranges = read_header(self.header.get("line_ranges"))
+        attributor = Attributor(
+            self.files,
+            self.marker_site,
+            recording.REPLAY_KINDS,
+            device=self.name == "cuda",
+            ranges=ranges or None,
+        )
+        entries = self.header.get("function_entries")
+        if isinstance(entries, list):
+            attributor.take_function_entries(
+                (e[0], e[1], e[2], e[3])
+                for e in entries
+                if isinstance(e, list)
+                and len(e) == 4
+                and isinstance(e[0], str)
+                and isinstance(e[1], int)
+                and isinstance(e[2], str)
+                and isinstance(e[3], int)
+            )
+        return attributor
 
     @property
     def marker_site(self) -> tuple[str, int] | None:

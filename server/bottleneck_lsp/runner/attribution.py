@@ -10,13 +10,14 @@ Operators (``a @ b``) make no call node of their own; the runner's TorchFunction
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from ..contract import COLLECTIVE_PREFIXES
 from .comms import message_bytes
 from .device import WAIT_CALLS, Activity
+from .lineranges import Site
 
 BACKWARD_PREFIX = "autograd::engine::evaluate_function: "
 NO_OP = "(device work outside any op)"
@@ -25,6 +26,14 @@ TOP_LINKS = 5
 
 
 _MISSING = object()
+
+
+class _Frame(NamedTuple):
+    """A frame as ``Attributor._context`` reads it, made from a line range's site."""
+
+    file_name: str
+    line_number: int
+    function_name: str
 
 
 class Resolver(Protocol):
@@ -122,10 +131,13 @@ class Attributor:
         marker: tuple[str, int] | None = None,
         kinds: EventKinds | None = None,
         device: bool = False,
+        ranges: Mapping[str, Site] | None = None,
     ) -> None:
         """``marker``: the line marker's ``__torch_function__`` (its file and first line),
         whose call nodes the walk recognises (see ``_walk``). ``device``: keep what device
-        attribution needs (ops by correlation id, the CPU's waits on the device)."""
+        attribution needs (ops by correlation id, the CPU's waits on the device).
+        ``ranges``: the line marker's range names and the lines they stand for, when it
+        recorded without the Python tracer (``lineranges.py``)."""
         kinds = kinds or EventKinds.of_torch()
         self.files = files
         self.marker = marker
@@ -136,6 +148,12 @@ class Attributor:
         self._kineto = kinds.kineto
         self._torchscript = kinds.torchscript_scope
         self._allocation = kinds.allocation
+        self.ranges = ranges
+        # a range name -> (its line's record, whether it is a backward call's)
+        self._range_lines: dict[str, tuple[LineStats | None, bool]] = {}
+        # Entries into the user's functions counted apart (no tracer): see
+        # ``take_function_entries``; None: the tracer's call nodes count them.
+        self.function_entries: list[tuple[str, int, str, int]] | None = None
         self.lines: dict[tuple[str, int, bool], LineStats] = {}
         self.ops: dict[str, OpStats] = {}
         self.unattributed = LineStats("", 0, "", False)
@@ -206,6 +224,28 @@ class Attributor:
         found = (inside, is_marker)
         self._callees[name] = found
         return found
+
+    def _range_line(self, name: str) -> tuple[LineStats | None, bool] | None:
+        """What a line marker's range stands for (cached), or None for any other op."""
+        assert self.ranges is not None
+        site = self.ranges.get(name)
+        if site is None:
+            return None
+        key = (site.file_name, site.line, True)
+        here = self._frames[key] if key in self._frames else self._context(_Frame(*site[:3]), True)
+        found = (here, site.backward)
+        self._range_lines[name] = found
+        return found
+
+    def take_function_entries(self, entries: Iterable[tuple[str, int, str, int]]) -> None:
+        """Entries into functions as (file name, first line, function, count), counted
+        apart from the profile: those in the user's files are kept, with their paths."""
+        out = []
+        for file_name, line, function, count in entries:
+            path = self.files.resolve(file_name)
+            if path is not None and count > 0:
+                out.append((path, line, function, count))
+        self.function_entries = out
 
     def _backward_context(self, start_ns: int) -> LineStats | None:
         """The ``.backward()`` line whose engine run covers this time (other threads)."""
@@ -294,6 +334,7 @@ class Attributor:
             self._allocation,
         )
         frames, context, callees, callee_of = self._frames, self._context, self._callees, self._callee
+        ranges, range_lines, range_line = self.ranges, self._range_lines, self._range_line
         missing: Any = _MISSING
         top_level, device, correlation = self._top_level, self.device, self._correlation
         timeline, memory, collectives = self.timeline, self.memory_events, self.collectives
@@ -308,8 +349,23 @@ class Attributor:
             node, ctx, parent_line, parent_name = pop()
             tag = node.tag.value
             if tag == torch_op:
-                events += 1
                 name = node.name
+                if ranges is not None:
+                    found = range_lines.get(name)
+                    if found is None and name in ranges:
+                        found = range_line(name)
+                    if found is not None:
+                        # A line marker's range: not an op; what ran inside is its line's.
+                        here, backward = found
+                        if here is not None:
+                            if backward:
+                                self._backward_windows.append((node.start_time_ns, node.end_time_ns, here))
+                        else:
+                            here = ctx
+                        for child in node.children:
+                            push((child, here, parent_line, parent_name))
+                        continue
+                events += 1
                 dur = node.duration_time_ns
                 target = ctx if ctx is not None else unattributed
                 target.self_ns += dur

@@ -8,7 +8,9 @@ so a pass always reports what it measured up to that point.
 from __future__ import annotations
 
 import os
+import sys
 import time
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -17,6 +19,7 @@ from . import callsites, device, kinetolog, memory, recording
 from .attribution import TOP_LINKS, TOP_OPS, Attributor, LineStats
 from .callsites import position_fields, source_position
 from .device import Activity
+from .lineranges import LineRanges
 from .paths import FileClassifier, is_runner_file
 from .sampler import ThreadSampler
 
@@ -135,57 +138,109 @@ def _meminfo_kb(field: str) -> int:
 
 
 def make_line_marker(
-    torch: Any, budget: int, on_budget: Callable[[str], None], guard: MemoryGuard | None = None
+    torch: Any,
+    budget: int,
+    on_budget: Callable[[str], None],
+    guard: MemoryGuard | None = None,
+    ranges: LineRanges | None = None,
 ) -> Any:
-    """A TorchFunctionMode that adds one Python call node per torch call.
+    """A TorchFunctionMode that every torch call made from Python passes through.
 
     Operators such as ``a @ b`` or ``x * y`` make no Python call event, so the
-    profiler could only name the enclosing function. Under this mode every torch
-    call passes through ``__torch_function__``, whose call node records the caller's
-    frame: the exact line of the operator. It also counts torch calls, and calls
-    ``on_budget("calls")`` once when ``budget`` (when positive) is reached, or
-    ``on_budget("memory")`` when ``guard`` trips, in this process only (a forked worker
-    inherits the mode; its calls are not this profile's).
+    profiler could only name the enclosing function. With ``ranges`` (the cpu pass, no
+    Python tracer) each call runs inside a profiler range named after the innermost line
+    of the user's files (see ``lineranges.py``). Without (the tracer on: the cuda pass,
+    ``--no-exact-lines``) the mode's own call node records the caller's frame: the exact
+    line of the operator. It also counts torch calls, and calls ``on_budget("calls")``
+    once when ``budget`` (when positive) is reached, or ``on_budget("memory")`` when
+    ``guard`` trips, in this process only (a forked worker inherits the mode; its calls
+    are not this profile's).
     """
     from torch.overrides import TorchFunctionMode
 
-    owner = os.getpid()
     every = MemoryGuard.CHECK_EVERY
+    getframe = sys._getframe
+    fast: Any = torch._C._profiler._RecordFunctionFast if ranges is not None else None
+    user = ranges.user if ranges is not None else {}
+    sites = ranges.sites if ranges is not None else {}
+    backward_calls = (torch.Tensor.backward, torch.autograd.backward, torch.autograd.grad)
 
     class LineMarker(TorchFunctionMode):
         calls = 0
-        tripped = False
+        tripped = False  # also set in a forked child (a DataLoader worker): not this profile
 
         def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
             self.calls += 1
-            if not self.tripped and os.getpid() == owner:
-                if self.calls == budget:
-                    self.tripped = True
-                    on_budget("calls")
-                elif guard is not None and self.calls % every == 0 and guard.over():
-                    self.tripped = True
-                    on_budget("memory")
-            return func(*args, **(kwargs or {}))
+            if self.tripped:
+                return func(*args, **(kwargs or {}))
+            if self.calls == budget:
+                self.tripped = True
+                on_budget("calls")
+                return func(*args, **(kwargs or {}))
+            if guard is not None and self.calls % every == 0 and guard.over():
+                self.tripped = True
+                on_budget("memory")
+                return func(*args, **(kwargs or {}))
+            if ranges is None:
+                return func(*args, **(kwargs or {}))
+            frame: Any = getframe(1)
+            while frame is not None:
+                code = frame.f_code
+                known = user.get(id(code))
+                if known[1] if known is not None else ranges.is_user(code):
+                    break
+                frame = frame.f_back
+            if frame is None:  # no frame of the user's: torch's own threads, library code
+                return func(*args, **(kwargs or {}))
+            if func in backward_calls:
+                name = ranges.name(frame, True)
+            else:
+                name = sites.get((id(frame.f_code), frame.f_lasti)) or ranges.name(frame, False)
+            with fast(name):
+                return func(*args, **(kwargs or {}))
 
-    return LineMarker()
+    marker = LineMarker()
+    # A forked worker inherits the mode: its calls are not this profile's. (A flag set at
+    # fork rather than os.getpid() per call: a system call, about 1 us here.)
+    mine = weakref.ref(marker)
+
+    def forked() -> None:
+        found = mine()
+        if found is not None:
+            found.tripped = True
+
+    if hasattr(os, "register_at_fork"):  # POSIX; elsewhere nothing forks a worker
+        os.register_at_fork(after_in_child=forked)
+    return marker
 
 
 class ScriptCallMarker:
     """Gives calls of ``torch.jit.script`` functions a Python call node (whose caller is
-    the calling line), as ``LineMarker`` does for torch calls: the profiler records no
-    event for calling a ScriptFunction, whose own lines it cannot see either."""
+    the calling line), or with ``ranges`` a range named after the calling line, as
+    ``LineMarker`` does for torch calls: the profiler records no event for calling a
+    ScriptFunction, whose own lines it cannot see either."""
 
-    def __init__(self, torch: Any) -> None:
+    def __init__(self, torch: Any, ranges: LineRanges | None = None) -> None:
         self.cls: Any = getattr(torch._C, "ScriptFunction", None)
         self.original: Any = None
+        self.ranges = ranges
+        self.fast: Any = torch._C._profiler._RecordFunctionFast
 
     def __enter__(self) -> None:
         if self.cls is None:
             return
         original: Any = self.cls.__call__
         self.original = original
+        ranges, fast = self.ranges, self.fast
 
         def scripted_call(fn: Any, *args: Any, **kwargs: Any) -> Any:
+            if ranges is not None:
+                frame: Any = sys._getframe(1)
+                while frame is not None and not ranges.is_user(frame.f_code):
+                    frame = frame.f_back
+                if frame is not None:
+                    with fast(ranges.name(frame, False)):
+                        return original(fn, *args, **kwargs)
             return original(fn, *args, **kwargs)
 
         try:
@@ -222,9 +277,20 @@ class AutogradPass:
         self.torch = torch
         self.files = files
         self.device = "cuda" if name == "cuda" else None
+        # Lines from the line marker alone (lineranges.py) in the cpu pass; the cuda pass
+        # keeps the Python tracer (its device threads and kernel links were checked on an
+        # H200 with it), as does --no-exact-lines (functions from the tracer's call nodes).
+        self.ranges = LineRanges(files) if exact_lines and self.device is None else None
         self.profiler, self.description = make_profiler(
-            torch, with_stack=True, device=self.device, memory=memory, shapes=shapes
+            torch, with_stack=self.ranges is None, device=self.device, memory=memory, shapes=shapes
         )
+        # Without the tracer, entries into the user's functions (the "passes disagree"
+        # check) are counted as cProfile counts them: Python calls only, no timing table.
+        self.counter: Any = None
+        if self.ranges is not None:
+            import cProfile
+
+            self.counter = cProfile.Profile(subcalls=False, builtins=False)
         self.save_raw = save_raw
         self.raw_note = ""
         # Memory events count toward the budget: with them a torch call costs about twice
@@ -233,11 +299,11 @@ class AutogradPass:
         self.event_budget = max(event_budget // 2, 1) if memory and event_budget else event_budget
         self.guard = MemoryGuard()
         self.marker = (
-            make_line_marker(torch, self.event_budget, self._budget_reached, self.guard)
+            make_line_marker(torch, self.event_budget, self._budget_reached, self.guard, self.ranges)
             if exact_lines
             else None
         )
-        self.script_calls = ScriptCallMarker(torch) if exact_lines else None
+        self.script_calls = ScriptCallMarker(torch, self.ranges) if exact_lines else None
         self.exact_lines = exact_lines
         self.started = 0.0
         self.stopped = 0.0
@@ -280,11 +346,15 @@ class AutogradPass:
             self.script_calls.__enter__()
         self.running = True
         self.started = time.perf_counter()
+        if self.counter is not None:
+            self.counter.enable()
 
     def stop(self) -> None:
         if not self.running:
             return
         self.running = False
+        if self.counter is not None:
+            self.counter.disable()
         self.stopped = time.perf_counter()
         if self.script_calls is not None:
             self.script_calls.__exit__()
@@ -299,14 +369,22 @@ class AutogradPass:
         begin = time.perf_counter()
         results = self.profiler.kineto_results
         marker_site = None
-        if self.marker is not None:
+        if self.marker is not None and self.ranges is None:
             code = type(self.marker).__torch_function__.__code__
             marker_site = (code.co_filename, code.co_firstlineno)
         tree = results.experimental_event_tree()
         wall_ns = int(((self.recorded_until or self.stopped) - self.started) * 1e9)
+        entries = self._function_entries()
         if self.save_raw:
-            self._save_raw(tree, results, marker_site, wall_ns)
-        attributor = Attributor(self.files, marker_site, device=self.device is not None)
+            self._save_raw(tree, results, marker_site, wall_ns, entries)
+        attributor = Attributor(
+            self.files,
+            marker_site,
+            device=self.device is not None,
+            ranges=self.ranges.table if self.ranges is not None else None,
+        )
+        if entries is not None:
+            attributor.take_function_entries(entries)
         if self.collectives:
             attributor.collectives = []
         attributor.consume(tree)
@@ -361,8 +439,34 @@ class AutogradPass:
         )
         return out
 
-    def _save_raw(self, tree: Any, results: Any, marker_site: tuple[str, int] | None, wall_ns: int) -> None:
+    def _function_entries(self) -> list[tuple[str, int, str, int]] | None:
+        """(file name, first line, function, entries) of the user's functions, as the
+        counter saw them; None when the tracer's call nodes count them (``Attributor``)."""
+        if self.counter is None:
+            return None
+        out = []
+        for entry in self.counter.getstats():
+            code = entry.code
+            if isinstance(code, str) or not entry.callcount:
+                continue
+            if self.files.resolve(code.co_filename) is not None:
+                out.append((code.co_filename, code.co_firstlineno, code.co_name, entry.callcount))
+        return out
+
+    def _save_raw(
+        self,
+        tree: Any,
+        results: Any,
+        marker_site: tuple[str, int] | None,
+        wall_ns: int,
+        entries: list[tuple[str, int, str, int]] | None,
+    ) -> None:
         assert self.save_raw is not None
+        extra: dict[str, Any] = {}
+        if self.ranges is not None:
+            extra["line_ranges"] = self.ranges.header()
+        if entries is not None:
+            extra["function_entries"] = [list(e) for e in entries]
         self.raw_note = save_raw(
             self.save_raw,
             self,
@@ -371,6 +475,7 @@ class AutogradPass:
             results.events(),
             exact_lines=self.exact_lines,
             marker_site=list(marker_site) if marker_site else None,
+            **extra,
         )
 
 
@@ -403,6 +508,8 @@ def save_raw(path: str, run: Any, wall_ns: int, tree: Any, events: Any, **extra:
     try:
         names: set[str] = set()
         nodes, count = recording.dump_tree(tree, names)
+        names.update(site[0] for site in extra.get("line_ranges", {}).values())
+        names.update(entry[0] for entry in extra.get("function_entries", []))
         recording.write(
             path,
             {
@@ -681,9 +788,14 @@ def autograd_document(a: Attributor, activities: list[Activity] | None, wall_ns:
         # Entries into the user's functions (main thread): analysis compares them with
         # cProfile's counts to tell when the passes did not run the same work.
         "function_calls": [
-            {"file": s.file, "line": s.line, "function": s.function, "count": s.calls}
-            for s in a.lines.values()
-            if s.calls and not s.exact
+            {"file": file, "line": line, "function": function, "count": count}
+            for file, line, function, count in (
+                a.function_entries
+                if a.function_entries is not None
+                else [
+                    (s.file, s.line, s.function, s.calls) for s in a.lines.values() if s.calls and not s.exact
+                ]
+            )
         ],
         "ops": [
             {

@@ -2,7 +2,8 @@
 
 ``profile --save-raw DIR`` writes one per autograd pass; ``replay FILE`` reads it back and
 runs the same attribution and analysis without torch or a GPU (docs/raw-recording.md).
-Format ``bottleneck-raw-recording/2``; version 1 (the H200 fixtures) is read too.
+Format ``bottleneck-raw-recording/3`` (a cpu pass recorded without the Python tracer carries
+its line marker's ranges); versions 1 (the H200 fixtures) and 2 are read too.
 
 A recording is data from elsewhere: the reader checks types and shapes, builds plain
 objects, and never evaluates anything in it.
@@ -23,8 +24,8 @@ from .bounded import load_json
 from .device import Activity
 
 FORMAT = "bottleneck-raw-recording"
-VERSION = 2
-READS = (1, 2)
+VERSION = 3
+READS = (1, 2, 3)
 # A recording is a file someone else may have sent: bounded before it is believed.
 MAX_BYTES = 1024**3  # decompressed: a recording bigger than this is refused
 MAX_DEPTH = 2000  # nested tree nodes (torch's deepest seen here: a few dozen)

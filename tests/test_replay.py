@@ -210,6 +210,7 @@ def test_a_live_cpu_pass_recorded_and_replayed_gives_the_same_lines(tmp_path: Pa
     replayed = replay(str(raw)).to_json()  # on this machine: the recorded root is found as it is
     again = replayed["passes"][0]
     assert again["totals"] == live["totals"]
+    assert again["function_calls"] == live["function_calls"] != []  # the counter's, kept
     assert [(x["file"], x["line"], x["self_cpu_us"], x["forward_lines"]) for x in again["lines"]] == [
         (x["file"], x["line"], x["self_cpu_us"], x["forward_lines"]) for x in live["lines"]
     ]

@@ -338,3 +338,15 @@ def test_backward_kernels_go_to_the_backward_line_linked_to_their_forward_line(t
     assert cuda["unattributed"]["self_device_us"] == 250.0
     assert cuda["unattributed"]["ops"][0]["name"] == "(device work outside any op)"
     assert cuda["totals"]["self_device_us"] == 1750.0
+
+
+def test_a_recordings_line_ranges_and_entries_are_read_as_data() -> None:
+    """Entries of the wrong shape (a bool for a line, a missing field) are left out, not
+    believed; a recording without them has none."""
+    from bottleneck_lsp.runner.lineranges import Site, read_entries, read_header
+
+    table = read_header({"§0": ["a.py", 3, "f", False], "§1": ["a.py", True, "f", False], "§2": ["a.py", 3]})
+    assert table == {"§0": Site("a.py", 3, "f", False)}
+    assert read_header(["not", "a", "table"]) == {}
+    assert read_entries([["a.py", 1, "f", 2], ["a.py", 1, "f", "2"], "x"]) == [("a.py", 1, "f", 2)]
+    assert read_entries(None) is None

@@ -18,7 +18,7 @@ from .model import Document, ModelError
 from .rootmap import RootMap
 from .runner import device, recording
 from .runner.attribution import Attributor
-from .runner.lineranges import read_header
+from .runner.lineranges import read_entries, read_header
 from .runner.passes import autograd_document
 
 RecordingError = recording.RecordingError
@@ -129,18 +129,9 @@ class Opened:
             device=self.name == "cuda",
             ranges=ranges or None,
         )
-        entries = self.header.get("function_entries")
-        if isinstance(entries, list):
-            attributor.take_function_entries(
-                (e[0], e[1], e[2], e[3])
-                for e in entries
-                if isinstance(e, list)
-                and len(e) == 4
-                and isinstance(e[0], str)
-                and isinstance(e[1], int)
-                and isinstance(e[2], str)
-                and isinstance(e[3], int)
-            )
+        entries = read_entries(self.header.get("function_entries"))
+        if entries is not None:
+            attributor.take_function_entries(entries)
         return attributor
 
     @property

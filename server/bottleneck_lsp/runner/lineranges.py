@@ -68,20 +68,29 @@ class LineRanges:
         return {name: list(site) for name, site in self.table.items()}
 
 
+def _fits(value: object, shape: tuple[type, ...]) -> bool:
+    """A JSON list of exactly these types (a bool is not an int here)."""
+    return (
+        isinstance(value, list)
+        and len(value) == len(shape)
+        and all(type(v) is t for v, t in zip(value, shape, strict=True))
+    )
+
+
 def read_header(data: object) -> dict[str, Site]:
     """A recording's table (see ``header``); entries of the wrong shape are left out."""
-    out: dict[str, Site] = {}
     if not isinstance(data, dict):
-        return out
-    for name, value in data.items():
-        if (
-            isinstance(name, str)
-            and isinstance(value, list)
-            and len(value) == 4
-            and isinstance(value[0], str)
-            and isinstance(value[1], int)
-            and isinstance(value[2], str)
-            and isinstance(value[3], bool)
-        ):
-            out[name] = Site(value[0], value[1], value[2], value[3])
-    return out
+        return {}
+    return {
+        name: Site(*value)
+        for name, value in data.items()
+        if isinstance(name, str) and _fits(value, (str, int, str, bool))
+    }
+
+
+def read_entries(data: object) -> list[tuple[str, int, str, int]] | None:
+    """A recording's ``function_entries`` ([file name, first line, function, entries]);
+    None when it has none; entries of the wrong shape are left out."""
+    if not isinstance(data, list):
+        return None
+    return [(e[0], e[1], e[2], e[3]) for e in data if _fits(e, (str, int, str, int))]

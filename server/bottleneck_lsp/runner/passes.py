@@ -160,7 +160,7 @@ def make_line_marker(
 
     every = MemoryGuard.CHECK_EVERY
     getframe = sys._getframe
-    fast: Any = torch._C._profiler._RecordFunctionFast if ranges is not None else None
+    fast: Any = _record_function_fast(torch)
     user = ranges.user if ranges is not None else {}
     sites = ranges.sites if ranges is not None else {}
     backward_calls = (torch.Tensor.backward, torch.autograd.backward, torch.autograd.grad)
@@ -214,6 +214,11 @@ def make_line_marker(
     return marker
 
 
+def _record_function_fast(torch: Any) -> Any:
+    """torch's cheapest profiler range (a context manager taking a name), or None."""
+    return getattr(getattr(torch._C, "_profiler", None), "_RecordFunctionFast", None)
+
+
 class ScriptCallMarker:
     """Gives calls of ``torch.jit.script`` functions a Python call node (whose caller is
     the calling line), or with ``ranges`` a range named after the calling line, as
@@ -224,7 +229,7 @@ class ScriptCallMarker:
         self.cls: Any = getattr(torch._C, "ScriptFunction", None)
         self.original: Any = None
         self.ranges = ranges
-        self.fast: Any = torch._C._profiler._RecordFunctionFast
+        self.fast: Any = _record_function_fast(torch)
 
     def __enter__(self) -> None:
         if self.cls is None:
@@ -280,7 +285,9 @@ class AutogradPass:
         # Lines from the line marker alone (lineranges.py) in the cpu pass; the cuda pass
         # keeps the Python tracer (its device threads and kernel links were checked on an
         # H200 with it), as does --no-exact-lines (functions from the tracer's call nodes).
-        self.ranges = LineRanges(files) if exact_lines and self.device is None else None
+        # A feature check: torch without _RecordFunctionFast (before 2.2) keeps the tracer.
+        ranged = exact_lines and self.device is None and _record_function_fast(torch) is not None
+        self.ranges = LineRanges(files) if ranged else None
         self.profiler, self.description = make_profiler(
             torch, with_stack=self.ranges is None, device=self.device, memory=memory, shapes=shapes
         )

@@ -51,6 +51,13 @@ class LineRanges:
             known = self.user[id(code)] = (code, self.files.resolve(code.co_filename) is not None)
         return known[1]
 
+    def innermost(self, frame: FrameType | None) -> FrameType | None:
+        """The first frame of the user's from ``frame`` outwards (the line marker inlines
+        this loop on its hot path)."""
+        while frame is not None and not self.is_user(frame.f_code):
+            frame = frame.f_back
+        return frame
+
     def name(self, frame: FrameType, backward: bool) -> str:
         """The range name for a call made by ``frame`` (a user frame) at its current line."""
         code = frame.f_code

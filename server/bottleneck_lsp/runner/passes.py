@@ -240,9 +240,7 @@ class ScriptCallMarker:
 
         def scripted_call(fn: Any, *args: Any, **kwargs: Any) -> Any:
             if ranges is not None:
-                frame: Any = sys._getframe(1)
-                while frame is not None and not ranges.is_user(frame.f_code):
-                    frame = frame.f_back
+                frame = ranges.innermost(sys._getframe(1))
                 if frame is not None:
                     with fast(ranges.name(frame, False)):
                         return original(fn, *args, **kwargs)

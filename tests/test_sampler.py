@@ -79,16 +79,21 @@ def test_the_scripts_own_alarm_is_handed_back() -> None:
     assert part["samples"]["timer_released"] is True
 
 
-def test_a_record_function_range_keeps_only_its_own_time() -> None:
+def test_a_record_function_range_is_a_context_not_an_op() -> None:
+    """A range's time outside its ops is the Python between them, which the cpu pass's own
+    instruments slow down (a DataLoader's range once took 13% of op CPU time, against 6%
+    without them): it is counted and timed, never charged as op time; the ops inside stay
+    on their lines."""
     doc = run_job("ranges.py", passes=("cpu",))
     cpu = part_of(doc, "cpu")
     assert cpu is not None
     outer = next(op for op in cpu["ops"] if op["name"] == "outer")
-    # Its own time is the loop's Python between the 30 matmuls (20% once on a busy machine);
-    # counting its children's time would make it about all of it.
-    assert outer["self_cpu_us"] < 0.4 * outer["cpu_total_us"]
+    assert outer["count"] == 1 and outer["self_cpu_us"] == 0
+    hot = next(op for op in cpu["ops"] if op["name"] == "aten::mm")
+    assert outer["cpu_total_us"] >= 0.9 * hot["self_cpu_us"] * 30 / 31  # the loop's 30 of 31
     lines = {line["line"]: line for line in cpu["lines"]}
-    assert lines[marker_line("ranges.py")]["cpu_share"] > 0.6
+    assert lines[marker_line("ranges.py")]["cpu_share"] > 0.9
+    assert marker_line("ranges.py") - 2 not in lines  # the `with` line has no op time
     # nothing counted twice: the lines' self times add up to the total, within the run's wall time
     summed = sum(line["self_cpu_us"] for line in cpu["lines"]) + cpu["unattributed"]["self_cpu_us"]
     assert abs(summed - cpu["totals"]["self_cpu_us"]) < 1.0

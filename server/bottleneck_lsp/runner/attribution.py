@@ -55,6 +55,7 @@ class EventKinds:
     kineto: int
     torchscript_scope: Any
     allocation: int = -1  # memory events (profile_memory=True)
+    user_scope: Any = None  # record_function ranges (DataLoader, optimizer, the user's)
 
     @staticmethod
     def of_torch() -> EventKinds:
@@ -68,6 +69,7 @@ class EventKinds:
             int(_EventType.Kineto.value),
             RecordScope.TORCHSCRIPT_FUNCTION,
             int(_EventType.Allocation.value),
+            RecordScope.USER_SCOPE,
         )
 
 
@@ -149,6 +151,8 @@ class Attributor:
         self._torch_op = kinds.torch_op
         self._kineto = kinds.kineto
         self._torchscript = kinds.torchscript_scope
+        self._user_scope = kinds.user_scope
+        self._is_range: dict[str, bool] = {}  # op name -> a record_function range
         self._allocation = kinds.allocation
         self.ranges = ranges
         # a range name -> (its line's record, whether it is a backward call's)
@@ -338,6 +342,7 @@ class Attributor:
         frames, context, callees, callee_of = self._frames, self._context, self._callees, self._callee
         ranges, range_lines, range_line = self.ranges, self._range_lines, self._range_line
         missing: Any = _MISSING
+        is_ranges, user_scope = self._is_range, self._user_scope
         top_level, device, correlation = self._top_level, self.device, self._correlation
         timeline, memory, collectives = self.timeline, self.memory_events, self.collectives
         events = 0
@@ -370,6 +375,30 @@ class Attributor:
                 events += 1
                 dur = node.duration_time_ns
                 target = ctx if ctx is not None else unattributed
+                if "::" not in name:
+                    is_range = is_ranges.get(name)
+                    if is_range is None:
+                        is_range = is_ranges[name] = node.extra_fields.scope == user_scope
+                    if is_range:
+                        # A record_function range (a DataLoader's, an optimizer's, the
+                        # user's): a context, not an op. Its time outside its ops is Python,
+                        # which this pass's instruments slow down and the sample pass
+                        # measures: counted, never charged as op time.
+                        if timeline is not None:
+                            timeline.append((node.start_time_ns, dur, node.start_tid, name, target))
+                        entry = target.ops.get(name)
+                        if entry is None:
+                            target.ops[name] = [0, 0, 1]
+                        else:
+                            entry[2] += 1
+                        op = lines_ops.get(name)
+                        if op is None:
+                            op = lines_ops[name] = OpStats()
+                        op.count += 1
+                        op.total_ns += dur
+                        for child in node.children:
+                            push((child, ctx, parent_line, parent_name))
+                        continue
                 target.self_ns += dur
                 if timeline is not None:
                     timeline.append((node.start_time_ns, dur, node.start_tid, name, target))

@@ -30,7 +30,7 @@ READS = (1, 2, 3)
 MAX_BYTES = 1024**3  # decompressed: a recording bigger than this is refused
 MAX_DEPTH = 2000  # nested tree nodes (torch's deepest seen here: a few dozen)
 _TAGS = {"PyCall": 1, "PyCCall": 2, "TorchOp": 3, "Kineto": 4, "Allocation": 5}
-REPLAY_KINDS = EventKinds(1, 2, 3, 4, "TORCHSCRIPT_FUNCTION", 5)
+REPLAY_KINDS = EventKinds(1, 2, 3, 4, "TORCHSCRIPT_FUNCTION", 5, "USER_SCOPE")
 
 
 class RecordingError(ValueError):

@@ -1,4 +1,4 @@
-"""A record_function block: its range keeps only its own time, the ops inside stay on their lines."""
+"""A record_function block: its range is a context (no op time), the ops inside stay on their lines."""
 import torch
 
 x = torch.randn(600, 600)

@@ -14,9 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from bottleneck_lsp import forks
+from bottleneck_lsp import forks, report
 from bottleneck_lsp.forks import ForkServer
 from bottleneck_lsp.jobs import Job, JobSpec
+from bottleneck_lsp.model import Document
 from helpers import SCRIPTS, marker_line, part_of, run_job
 from lsp_helpers import fork_servers, gone, our_folders, runner_pids
 
@@ -156,3 +157,50 @@ def test_each_forked_pass_draws_fresh_randomness_as_a_new_interpreter_would(tmp_
         draws.append(json.loads(line[len("DRAWS ") :]))
     assert len({d[0] for d in draws}) == 3 and len({d[1] for d in draws}) == 3  # reseeded per pass
     assert len({d[2] for d in draws}) == 1  # torch's default seed is fixed, forked or not
+
+
+def test_a_script_that_needs_no_compiler_stack_never_pays_for_it() -> None:
+    """trivial scripts (no optimizer, torch.func, checkpoint or compile) fork from a server
+    that loaded torch alone: over a second of start-up less, and nothing set aside."""
+    doc = run_job("fn_call.py", passes=("sample", "cpu"))
+    for part in doc["passes"]:
+        assert part["warm"] is True and part["startup"]["import_torch_lazy_s"] == 0.0, part["startup"]
+        assert part["startup"].get("compiler_stack_in_run_s") is None
+        assert not any("compiler stack" in note for note in part["notes"])
+
+
+def test_a_compiler_stack_the_guess_missed_is_set_aside_and_loaded_for_the_next_passes() -> None:
+    """The script builds its optimizer where the source guess cannot see it: the first pass
+    times the import, charges it to no line and says where it happened; the fork server then
+    loads it before the next passes fork, which start with it (and no note)."""
+    name = "hidden_compiler_stack.py"
+    doc = run_job(name, passes=("sample", "cprofile", "cpu"))
+    sample, cprofile, cpu = (part_of(doc, p) for p in ("sample", "cprofile", "cpu"))
+    assert sample is not None and cprofile is not None and cpu is not None
+    loaded = sample["startup"]["compiler_stack_in_run_s"]
+    assert loaded > 0.2 and sample["startup"]["import_torch_lazy_s"] == 0.0
+    note = f"while the script ran at {name}:{marker_line(name, '# LOADS')}: "
+    assert any(note in n and "set aside: no line is charged for it" in n for n in sample["notes"]), sample[
+        "notes"
+    ]
+    # what the user sees: the hot lines, not the line that happened to load it
+    text = report.render(Document.from_json(doc))
+    first = next(line for line in text.splitlines() if ": warning: " in line)
+    assert f"{name}:{marker_line(name, '# LOADS')}:" not in first
+    lines = {line["line"]: line for line in sample["samples"]["lines"]}
+    assert lines.get(marker_line(name, "# LOADS"), {"wall_s": 0.0})["wall_s"] < 0.2 * loaded
+    # the import is out of the script's wall time too (the runner's own wall time has it)
+    assert sample["script_wall_s"] + loaded <= sample["wall_s"] + 0.05
+    for later in (cprofile, cpu):
+        assert later["warm"] is True and later["startup"]["import_torch_lazy_s"] > 0.2
+        assert later["startup"].get("compiler_stack_in_run_s") is None
+
+
+def test_without_fork_a_missed_compiler_stack_is_loaded_by_the_next_fresh_interpreters() -> None:
+    doc = run_job("hidden_compiler_stack.py", passes=("sample", "cpu"), fork=False)
+    sample, cpu = part_of(doc, "sample"), part_of(doc, "cpu")
+    assert sample is not None and cpu is not None
+    assert sample["warm"] is False and sample["startup"]["compiler_stack_in_run_s"] > 0.2
+    assert (
+        cpu["startup"]["import_torch_lazy_s"] > 0.2 and cpu["startup"].get("compiler_stack_in_run_s") is None
+    )

@@ -101,6 +101,7 @@ class RunnerArgs:
     strip_path: str | None = None  # the runner's own folder, taken off the script's sys.path
     environment: bool = False  # collect the environment summary (the first pass)
     exact_lines: bool = True
+    compiler_stack: bool = True  # load torch's compiler stack before the script (compilerstack.py)
     event_budget: int = 0  # 0: no bound
     memory: bool = False  # the autograd passes also record allocations (profile_memory)
     save_raw: str | None = None  # where to write the raw recording
@@ -123,6 +124,8 @@ class RunnerArgs:
             cmd.append("--environment")
         if not self.exact_lines:
             cmd.append("--no-exact-lines")
+        if not self.compiler_stack:
+            cmd.append("--lazy-compiler-stack")
         if self.event_budget:
             cmd += ["--event-budget", str(self.event_budget)]
         if self.memory:
@@ -148,6 +151,7 @@ class RunnerArgs:
         parser.add_argument("--strip-path")
         parser.add_argument("--environment", action="store_true")
         parser.add_argument("--no-exact-lines", dest="exact_lines", action="store_false")
+        parser.add_argument("--lazy-compiler-stack", dest="compiler_stack", action="store_false")
         parser.add_argument("--event-budget", type=int, default=0)
         parser.add_argument("--memory", action="store_true")
         parser.add_argument("--save-raw", default=None)

@@ -224,6 +224,32 @@ class ForkServer:
             self._children[child.pid] = child
         return child, await _reader(out_r), await _reader(err_r)
 
+    @property
+    def has_compiler_stack(self) -> bool:
+        return bool(self.startup.get("import_torch_lazy_s"))
+
+    async def load_compiler_stack(self) -> float:
+        """Have the server load torch's compiler stack now, for the passes forked after it
+        (see ``runner/compilerstack.py``); the seconds it took there (0.0: already loaded)."""
+        if self.has_compiler_stack:
+            return 0.0
+        async with self._lock:
+            if self.gone:
+                raise ForkServerError("the fork server ended")
+            self._pending = asyncio.get_running_loop().create_future()
+            try:
+                self.sock.sendall(json.dumps({"compiler_stack": True}).encode("utf-8") + b"\n")
+            except OSError:
+                self.gone = True
+                raise
+            reply = (await self._pending).get("compiler_stack", {})
+        if "unsafe" in reply:
+            self.gone = True  # nothing more is forked from it
+            raise ForkServerError(str(reply["unsafe"]))
+        seconds = float(reply.get("import_torch_lazy_s", 0.0))
+        self.startup["import_torch_lazy_s"] = seconds
+        return seconds
+
     def rss_mb(self) -> float | None:
         """The server's resident memory (Linux), what keeping it costs."""
         try:

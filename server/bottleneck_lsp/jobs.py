@@ -8,6 +8,7 @@ collect (the document, concluded after each pass for progressive presentation).
 
 from __future__ import annotations
 
+import asyncio
 import datetime as _dt
 import os
 import shutil
@@ -18,6 +19,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from . import __version__, analysis, distributed, launch
+from .compilerguess import needs_compiler_stack
 from .contract import (
     DEVICE_PASSES,
     MEMORY,
@@ -235,6 +237,9 @@ class Job:
         self._discarded: list[RunnerProcess] = []
         self._stopped = False
         self._parts: str | None = None  # a distributed job's shared parts folder (several nodes)
+        # Load torch's compiler stack before the script (a guess from its source, then what
+        # the passes saw): see compilerguess.py and runner/compilerstack.py.
+        self._compiler_stack = True
 
     def use_forks(self, forks: ForkServer | None) -> None:
         """Fork the passes from this server (kept warm by the caller), before ``run``."""
@@ -287,6 +292,9 @@ class Job:
         self._parts = _shared_parts(spec)
         try:
             await self._start_forks()
+            if not spec.distributed:
+                self._compiler_stack = await asyncio.to_thread(needs_compiler_stack, spec.script, spec.roots)
+            await self._ready_compiler_stack()
             stop_reason = ""
             for index, name in enumerate(planned):
                 part = self._skip_reason(name, doc, stop_reason)
@@ -311,6 +319,13 @@ class Job:
                             run.passes.append(rank_pass)
                         part = distributed.job_pass([p for p, _ in typed])
                     doc.environment = environment or doc.environment
+                    if (
+                        part.startup is not None
+                        and part.startup.compiler_stack_in_run_s
+                        and not self._stopped
+                    ):
+                        self._compiler_stack = True  # the guess was wrong: loaded before the next pass
+                        await self._ready_compiler_stack()
                     if self._fork_note:
                         part.notes.append(self._fork_note)
                         self._fork_note = ""
@@ -373,6 +388,18 @@ class Job:
         except ForkServerError as exc:
             self._fork_note = f"each pass started its own interpreter (no fork server: {exc})"
 
+    async def _ready_compiler_stack(self) -> None:
+        """Have the fork server load torch's compiler stack, when the script needs it."""
+        forks = self._forking()
+        if not self._compiler_stack or forks is None or forks.has_compiler_stack:
+            return
+        try:
+            await forks.load_compiler_stack()
+        except (ForkServerError, OSError) as exc:  # the next passes start afresh
+            self._fork_note = (
+                f"the next passes started their own interpreters (the fork server failed: {exc})"
+            )
+
     def _forking(self) -> ForkServer | None:
         if self.spec.distributed:  # the launcher starts every worker itself
             return None
@@ -423,6 +450,7 @@ class Job:
             strip_path=forks.workdir if forks is not None else workdir,
             environment=first,
             exact_lines=spec.exact_lines,
+            compiler_stack=self._compiler_stack,
             event_budget=spec.event_budget,
             memory=spec.memory and name in ("cpu", "cuda"),
             save_raw=self.raw_path(name),

@@ -102,6 +102,7 @@ class ScriptError(Node):
 class Startup(Node):
     import_torch_s: float | None = None
     import_torch_lazy_s: float | None = None
+    compiler_stack_in_run_s: float | None = None  # loaded by the script, set aside (sample pass)
     cuda_init_s: float | None = None
 
 

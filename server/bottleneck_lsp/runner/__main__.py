@@ -16,7 +16,7 @@ import time
 from typing import Any
 
 from ..contract import RunnerArgs, environment_file, no_cuda_reason, rank_part
-from . import environment, script
+from . import compilerstack, environment, script
 from .paths import FileClassifier
 
 
@@ -44,6 +44,7 @@ class _Run:
         self.part: dict[str, Any] = {"name": ns.pass_name, "status": "ok", "exit_code": 0}
         self.profiler: Any = None
         self.files: FileClassifier | None = None
+        self.lazy: compilerstack.LazyLoad | None = None  # watching for torch's compiler stack
         self.done = False
         self.pid = os.getpid()
 
@@ -69,6 +70,10 @@ class _Run:
                 self.part.setdefault("notes", []).append(
                     f"profiler results lost: {type(exc).__name__}: {exc}"
                 )
+        if self.lazy is not None:
+            self.lazy.uninstall()
+            if self.lazy.seconds > 0:
+                self._report_lazy(self.lazy)
         children = getattr(self, "children", None)
         if children is not None and children.count:
             self.part["child_processes"] = children.count
@@ -79,6 +84,25 @@ class _Run:
         self.part["wall_s"] = round(time.perf_counter() - self.started, 6)
         self.part["peak_rss_mb"] = round(_peak_rss_mb(), 1)
         _write(self.ns.out, self.part)
+
+    def _set_aside(self, begin: bool) -> None:
+        aside = getattr(self.profiler, "set_aside", None)
+        if aside is not None:
+            aside(begin)
+
+    def _report_lazy(self, lazy: compilerstack.LazyLoad) -> None:
+        self.part["startup"]["compiler_stack_in_run_s"] = round(lazy.seconds, 6)
+        where = ""
+        if lazy.where is not None and self.files is not None:
+            path = self.files.resolve(lazy.where[0]) or lazy.where[0]
+            where = f" at {os.path.basename(path)}:{lazy.where[1]}"
+        aside = (
+            "set aside: no line is charged for it" if self.ns.pass_name == "sample" else "in this pass's time"
+        )
+        self.part.setdefault("notes", []).append(
+            f"torch loaded its compiler stack ({compilerstack.MODULE}) while the script ran{where}: "
+            f"{lazy.seconds:.2f} s of one-time import work, {aside}"
+        )
 
     def hard_exit(self, status: int) -> None:
         self.part.update({"status": "exit" if status else "ok", "exit_code": status})
@@ -141,7 +165,7 @@ class _Run:
         script.install_exit_hooks(self.hard_exit, lambda: _end_group_if_orphaned(self.parent, ns.out))
         # The environment first, whatever the script is: a report always opens with it,
         # also when the script does not compile or the runner dies (its own file).
-        torch, import_s, lazy_s, torch_error = environment.import_torch()
+        torch, import_s, lazy_s, torch_error = environment.import_torch(ns.compiler_stack)
         part["startup"] = {
             "import_torch_s": round(import_s, 6),
             "import_torch_lazy_s": round(lazy_s, 6),
@@ -193,6 +217,12 @@ class _Run:
                 collectives=ns.per_rank,
                 shapes=ns.shapes,
             )
+        if torch is not None and not compilerstack.loaded():
+            self.lazy = compilerstack.LazyLoad(
+                lambda name: self.files is not None and self.files.resolve(name) is not None,
+                lambda: self._set_aside(True),
+                lambda: self._set_aside(False),
+            ).install()
         self.profiler.start()
         try:
             script.run_as_main(code, script_path)

@@ -11,6 +11,8 @@ import sys
 import time
 from typing import Any
 
+from . import compilerstack
+
 _RELEVANT = re.compile(
     r"torch|numpy|triton|nvidia|cuda|cudnn|onnx|optree|mypy|apex|xformers|transformers|"
     r"lightning|accelerate|mkl|intel|jax|scipy|pillow",
@@ -23,13 +25,14 @@ _RELEVANT = re.compile(
 PRELOADED: tuple[Any, float, float, str | None] | None = None
 
 
-def import_torch() -> tuple[Any, float, float, str | None]:
+def import_torch(compiler_stack: bool = True) -> tuple[Any, float, float, str | None]:
     """Import torch, timed: (module or None, seconds, lazy-part seconds, error message).
 
-    torch loads its compiler stack (torch._dynamo, with sympy) lazily, at the first
-    optimizer step for instance: over a second of import work that would otherwise be
-    charged to whichever line of the script triggers it. It is loaded here, as
-    start-up, and reported apart. In a process forked from a fork server: the server's.
+    torch loads its compiler stack (torch._dynamo, with sympy) lazily, when a script first
+    builds an optimizer for instance: over a second of import work that would otherwise
+    be charged to whichever line of the script triggers it. With ``compiler_stack`` it is
+    loaded here, as start-up, and reported apart (else a script that loads it has it set
+    aside: ``compilerstack.py``). In a process forked from a fork server: the server's.
     """
     if PRELOADED is not None:
         return PRELOADED
@@ -38,12 +41,8 @@ def import_torch() -> tuple[Any, float, float, str | None]:
         import torch
     except Exception as exc:  # noqa: BLE001 - any import failure means "no torch"
         return None, time.perf_counter() - start, 0.0, f"{type(exc).__name__}: {exc}"
-    loaded = time.perf_counter()
-    try:
-        import torch._dynamo
-    except Exception:  # noqa: BLE001 - optional; the script will meet the same error
-        pass
-    return torch, loaded - start, time.perf_counter() - loaded, None
+    loaded = time.perf_counter() - start
+    return torch, loaded, compilerstack.load() if compiler_stack else 0.0, None
 
 
 def _packages() -> list[dict[str, str]]:

@@ -1,13 +1,19 @@
 """A fork server: ``import torch`` paid once, then one forked child per pass.
 
-``python -m bottleneck_lsp.runner.forkserver --socket FD`` imports torch (and the compiler
-stack torch loads lazily), says so on the socket (``{"ready": ...}``), then serves requests
-until the socket closes. A request is one JSON line, ``{"argv": [runner options]}``, sent
-with three file descriptors (the child's stdin, stdout and stderr). The server forks: the
-child leads a process group of its own, takes the three descriptors as 0, 1 and 2 and runs
-the pass as ``python -m bottleneck_lsp.runner`` would (``__main__.main``). The server
-answers ``{"pid": N}`` at once and ``{"exited": N, "status": S}`` when the child ends (S as
-``subprocess`` gives it: negative for a signal).
+``python -m bottleneck_lsp.runner.forkserver --socket FD`` imports torch, says so on the
+socket (``{"ready": ...}``), then serves requests until the socket closes. A request is one
+JSON line:
+
+- ``{"argv": [runner options]}``, sent with three file descriptors (the child's stdin,
+  stdout and stderr). The server forks: the child leads a process group of its own, takes
+  the three descriptors as 0, 1 and 2 and runs the pass as ``python -m
+  bottleneck_lsp.runner`` would (``__main__.main``). The server answers ``{"pid": N}`` at
+  once and ``{"exited": N, "status": S}`` when the child ends (S as ``subprocess`` gives
+  it: negative for a signal);
+- ``{"compiler_stack": true}``: load torch's compiler stack (``compilerstack.py``) now, for
+  the passes forked after it (the job asks when it expects the script to need it); answered
+  ``{"compiler_stack": {"import_torch_lazy_s": S}}`` (with ``"unsafe"`` when loading it
+  started a thread: the job then stops forking from this server).
 
 The server never runs anything of the user's script, never touches a CUDA device (a child
 that does must not inherit an initialised one) and starts no thread. Standard library and
@@ -25,7 +31,7 @@ import sys
 import threading
 from typing import Any
 
-from . import environment
+from . import compilerstack, environment
 
 MAX_REQUEST = 1 << 20
 
@@ -124,6 +130,27 @@ def _child(argv: list[str], fds: list[int], closing: list[Any], server: int) -> 
         os._exit(code)
 
 
+def _freeze() -> None:
+    """What is loaded now stays out of the garbage collector's passes: a collection in a
+    child would otherwise write to every object's header and copy the pages they share."""
+    import gc
+
+    gc.collect()
+    gc.freeze()
+
+
+def _load_compiler_stack() -> dict[str, Any]:
+    torch, import_s, lazy_s, error = environment.PRELOADED or environment.import_torch(False)
+    if torch is not None and not compilerstack.loaded():
+        lazy_s = compilerstack.load()
+        environment.PRELOADED = (torch, import_s, lazy_s, error)
+        _freeze()
+    answer: dict[str, Any] = {"import_torch_lazy_s": lazy_s}
+    if threading.active_count() > 1:
+        answer["unsafe"] = f"{threading.active_count()} threads run after loading torch's compiler stack"
+    return answer
+
+
 def serve(sock: socket.socket) -> None:
     """Answer requests until the socket closes or SIGTERM comes (the host ended or died);
     then every child's group ends, and its job's folder goes: nobody will read it."""
@@ -142,7 +169,13 @@ def serve(sock: socket.socket) -> None:
                     data, fds, _, _ = socket.recv_fds(sock, MAX_REQUEST, 3)
                     if not data:
                         return
-                    argv = [str(a) for a in json.loads(data)["argv"]]
+                    request = json.loads(data)
+                    if "compiler_stack" in request:
+                        for fd in fds:
+                            os.close(fd)
+                        _reply(sock, {"compiler_stack": _load_compiler_stack()})
+                        continue
+                    argv = [str(a) for a in request["argv"]]
                     sys.stdout.flush()
                     sys.stderr.flush()
                     server = os.getpid()
@@ -200,14 +233,11 @@ def main(argv: list[str]) -> int:
     _die_with_parent()
     sock = socket.socket(fileno=int(argv[argv.index("--socket") + 1]))
     os.environ[NVML_CHECK] = "1"
-    torch, import_s, lazy_s, error = environment.import_torch()
+    # torch's compiler stack only when a job asks (``{"compiler_stack": true}``): a script
+    # that never builds an optimizer or calls torch.func does without its second or more.
+    torch, import_s, lazy_s, error = environment.import_torch(compiler_stack=False)
     environment.PRELOADED = (torch, import_s, lazy_s, error)
-    # What is loaded now stays out of the garbage collector's passes: a collection in a
-    # child would otherwise write to every object's header and copy the pages they share.
-    import gc
-
-    gc.collect()
-    gc.freeze()
+    _freeze()
     ready: dict[str, Any] = {"import_torch_s": import_s, "import_torch_lazy_s": lazy_s, "torch_error": error}
     if threading.active_count() > 1:
         ready["unsafe"] = f"{threading.active_count()} threads run after import torch: forking is unsafe"

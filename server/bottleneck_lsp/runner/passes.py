@@ -631,6 +631,14 @@ class SamplePass:
         self.started = time.perf_counter()
         self.sampler.start()
 
+    def set_aside(self, begin: bool) -> None:
+        """Time charged to no line, left out of the pass's wall time, from ``begin=True``
+        until ``begin=False`` (torch's compiler stack loading, ``compilerstack.py``)."""
+        if begin:
+            self.sampler.pause()
+        else:
+            self.sampler.resume()
+
     def stop(self) -> None:
         if not self.running:
             return
@@ -649,7 +657,7 @@ class SamplePass:
         samples = self.sampler.document()
         for line in samples["lines"]:
             line.update(position_fields(line["file"], line["line"]))
-        wall_ns = int((self.stopped - self.started) * 1e9)
+        wall_ns = int((self.stopped - self.started) * 1e9) - self.sampler.paused_ns
         out: dict[str, Any] = {"script_wall_s": round(wall_ns / 1e9, 6), "samples": samples, "notes": []}
         if self.device is not None:
             events = list(self.device.kineto_results.events())

@@ -276,6 +276,9 @@ class ThreadSampler:
         self._timer_start = 0  # the timer's ticks arrive at this + k * interval
         self.late_signals = 0
         self._busy = False  # a look is charging: a signal arriving meanwhile skips its turn
+        self._paused = False  # time set aside (torch's compiler stack loading): charged nowhere
+        self.paused_ns = 0
+        self._paused_at = 0
         self._previous_handler: Any = None
         self._kept: list[Any] = []  # per look during which the main thread moved: its frames
         self._guard = _TimerGuard(self)
@@ -363,6 +366,9 @@ class ThreadSampler:
         quantum = max(min(span, now - self._last_charge), 0)
         self._last_charge = now
         self._c_seen = None
+        if self._paused:
+            self._python_seen = None
+            return
         self.ticks += 1
         self.wall_ns += quantum
         cpu = int(quantum * self._cpu_fraction())
@@ -437,6 +443,8 @@ class ThreadSampler:
             begin = own()
             now = time.perf_counter_ns()
             span, last = now - last, now
+            if self._paused:
+                continue
             # -- holding frames: copy what the look needs, then let go (module docstring)
             frames = sys._current_frames()
             held: list[Any] = [frames]
@@ -493,6 +501,21 @@ class ThreadSampler:
                 self._guard.install()
         self._thread = threading.Thread(target=self._run, name="bottleneck-sampler", daemon=True)
         self._thread.start()
+
+    def pause(self) -> None:
+        """From the main thread: set the time from now until ``resume`` aside (charged to no
+        line, not in ``wall_s``)."""
+        self._paused = True
+        self._c_seen = self._python_seen = None
+        self._paused_at = time.perf_counter_ns()
+
+    def resume(self) -> None:
+        now = time.perf_counter_ns()
+        self.paused_ns += now - self._paused_at
+        self._last_wall = self._last_charge = now
+        self._last_cpu = time.clock_gettime_ns(self._clock) if self._clock is not None else 0
+        self._c_seen = self._python_seen = None
+        self._paused = False
 
     def release_timer(self) -> None:
         """Stop the timer and give SIGALRM back as it was (the script wants it)."""

@@ -204,3 +204,52 @@ def test_without_fork_a_missed_compiler_stack_is_loaded_by_the_next_fresh_interp
     assert (
         cpu["startup"]["import_torch_lazy_s"] > 0.2 and cpu["startup"].get("compiler_stack_in_run_s") is None
     )
+
+
+def test_the_command_line_starts_its_fork_server_before_its_own_imports() -> None:
+    """``profile`` starts the fork server first (forklaunch.early), and the job adopts that
+    very process: torch's import runs beside the command line's own imports."""
+    probe = (
+        "import asyncio, sys\n"
+        "from bottleneck_lsp import forklaunch\n"
+        f"forklaunch.early(['--passes', 'cpu', {str(SCRIPTS / 'fn_call.py')!r}])\n"
+        "early = forklaunch._early.popen.pid\n"
+        "assert 'bottleneck_lsp.jobs' not in sys.modules\n"
+        "from bottleneck_lsp.forks import ForkServer\n"
+        "async def main():\n"
+        "    server = await ForkServer.start(sys.executable)\n"
+        "    print(early, server.proc.pid, server.startup['import_torch_s'] > 0)\n"
+        "    await server.close()\n"
+        "asyncio.run(main())\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    early, adopted, ready = out.stdout.split()
+    assert early == adopted and ready == "True"
+    assert gone(int(early))
+
+
+def test_an_early_fork_server_nobody_adopts_is_killed_at_exit() -> None:
+    """Started for another interpreter than the job asks for, or never asked for (a wrong
+    command line): killed, its folder removed, when the command line exits."""
+    before = our_folders()
+    probe = (
+        "import sys\n"
+        "from bottleneck_lsp import forklaunch\n"
+        "forklaunch.early(['--python', sys.executable, 'train.py'])\n"
+        "print(forklaunch._early.popen.pid)\n"
+        "assert forklaunch.take('/usr/bin/python-other') is None  # another interpreter: killed\n"
+        "forklaunch.early(['train.py'])\n"
+        "print(forklaunch._early.popen.pid)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    first, second = (int(pid) for pid in out.stdout.split())
+    assert gone(first) and gone(second)
+    assert our_folders() - before == set()
+    for words in (["--no-fork", "train.py"], ["--nproc-per-node", "2", "train.py"], ["--help"]):
+        quiet = (
+            f"from bottleneck_lsp import forklaunch\nforklaunch.early({words!r})\nprint(forklaunch._early)\n"
+        )
+        done = subprocess.run([sys.executable, "-c", quiet], capture_output=True, text=True, timeout=60)
+        assert done.stdout.strip() == "None", (words, done.stderr)

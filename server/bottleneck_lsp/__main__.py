@@ -2,7 +2,7 @@
 
 import sys
 
-from .cli import dropin_main
+from .entry import dropin_main
 
 if __name__ == "__main__":
     sys.exit(dropin_main())

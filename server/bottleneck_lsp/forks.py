@@ -15,16 +15,14 @@ import os
 import shutil
 import signal
 import socket
-import sys
-import tempfile
+import subprocess
 import time
-from pathlib import Path
 from typing import Any
 
-from .contract import FORKSERVER_MODULE, ORIGINAL_PYTHONPATH
+from .forklaunch import can_fork, environ, launch, runner_folder, take
 from .process import Reader, kill_group
 
-_PACKAGE_DIR = Path(__file__).resolve().parent
+__all__ = ["ForkServer", "ForkServerError", "can_fork", "environ", "runner_folder"]
 READY_TIMEOUT_S = 300.0  # import torch on a cold disk, a network file system
 GONE_TIMEOUT_S = 5.0
 log = logging.getLogger(__name__)
@@ -32,34 +30,6 @@ log = logging.getLogger(__name__)
 
 class ForkServerError(Exception):
     """No fork server: why, in a sentence (the job then starts a process per pass)."""
-
-
-def can_fork() -> str | None:
-    """Why passes cannot be forked on this platform, or None."""
-    if not hasattr(os, "fork") or not hasattr(socket, "send_fds"):
-        return "this platform has no fork with descriptor passing"
-    if not (sys.platform.startswith("linux") or sys.platform == "darwin"):
-        return f"forking is not supported on {sys.platform}"
-    return None
-
-
-def environ(workdir: str, base: dict[str, str] | None = None) -> dict[str, str]:
-    """The environment of a runner whose package is found in ``workdir``: that folder
-    leads PYTHONPATH, the user's own PYTHONPATH is kept aside for the script."""
-    env = dict(os.environ if base is None else base)
-    original = env.get("PYTHONPATH")
-    env["PYTHONPATH"] = workdir + (os.pathsep + original if original else "")
-    env.pop(ORIGINAL_PYTHONPATH, None)
-    if original is not None:
-        env[ORIGINAL_PYTHONPATH] = original
-    return env
-
-
-def runner_folder() -> str:
-    """A private folder holding a link to this package: it leads the runner's path."""
-    workdir = tempfile.mkdtemp(prefix="bottleneck-lsp-")
-    os.symlink(_PACKAGE_DIR, os.path.join(workdir, _PACKAGE_DIR.name))
-    return workdir
 
 
 class ForkedProcess:
@@ -79,10 +49,28 @@ class ForkedProcess:
             self._done.set_result(status)
 
 
+class _Adopted:
+    """The fork server's process (started with ``subprocess``, maybe before the event loop
+    was): what ``asyncio.subprocess.Process`` offers of it here."""
+
+    def __init__(self, popen: subprocess.Popen[bytes]) -> None:
+        self.popen = popen
+        self.pid = popen.pid
+
+    @property
+    def returncode(self) -> int | None:
+        return self.popen.poll()
+
+    async def wait(self) -> int:
+        while self.popen.poll() is None:
+            await asyncio.sleep(0.01)
+        return self.popen.returncode
+
+
 class ForkServer:
     """A started fork server (see the module's docstring)."""
 
-    def __init__(self, proc: asyncio.subprocess.Process, sock: socket.socket, workdir: str) -> None:
+    def __init__(self, proc: _Adopted, sock: socket.socket, workdir: str) -> None:
         self.proc = proc
         self.sock = sock
         self.workdir = workdir  # on the passes' sys.path, taken off it before the script runs
@@ -104,36 +92,21 @@ class ForkServer:
         reason = can_fork()
         if reason is not None:
             raise ForkServerError(reason)
-        begin = time.perf_counter()
-        workdir = runner_folder()
-        ours, theirs = socket.socketpair()
-        try:
-            proc = await asyncio.create_subprocess_exec(
-                python,
-                "-m",
-                FORKSERVER_MODULE,
-                "--socket",
-                str(theirs.fileno()),
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.DEVNULL,
-                stderr=asyncio.subprocess.PIPE,
-                cwd=workdir,  # not the user's folder: nothing there is imported with torch
-                env=environ(workdir, base_env),
-                start_new_session=True,
-                pass_fds=(theirs.fileno(),),
-            )
-        except OSError as exc:
-            ours.close()
-            shutil.rmtree(workdir, ignore_errors=True)
-            raise ForkServerError(f"cannot start {python}: {exc.strerror or exc}") from None
-        finally:
-            theirs.close()
-        ours.setblocking(False)
-        server = cls(proc, ours, workdir)
+        launched = take(python) if base_env is None else None  # started early (forklaunch.py)
+        if launched is None:
+            try:
+                launched = launch(python, base_env)
+            except OSError as exc:
+                raise ForkServerError(f"cannot start {python}: {exc.strerror or exc}") from None
+        begin = launched.started
+        launched.sock.setblocking(False)
+        server = cls(_Adopted(launched.popen), launched.sock, launched.workdir)
         server.python = python
         server._reader = asyncio.ensure_future(server._read())
-        assert proc.stderr is not None
-        server._stderr_task = asyncio.ensure_future(server._keep_stderr(proc.stderr))
+        assert launched.popen.stderr is not None
+        stderr = os.dup(launched.popen.stderr.fileno())
+        launched.popen.stderr.close()
+        server._stderr_task = asyncio.ensure_future(server._keep_stderr(await _reader(stderr)))
         server._pending = asyncio.get_running_loop().create_future()
         try:
             reply = await asyncio.wait_for(asyncio.shield(server._pending), READY_TIMEOUT_S)

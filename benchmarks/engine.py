@@ -2,9 +2,11 @@
 removed torch.utils.bottleneck's way (benchmarks/oldway.py), on three workloads.
 
 Per workload: the bare script's wall time; this project's wall time per pass and end to
-end (passes cprofile + cpu, no event budget), forked from one fork server (the default) and
-in fresh interpreters (``--no-fork``, the CPU pass's started while cProfile runs); the old
-way's wall time;
+end, as a user runs it (``python -m bottleneck_lsp --passes cprofile,cpu --event-budget 0``:
+the command line's start and its report included), forked from one fork server (the
+default) and in fresh interpreters (``--no-fork``, the CPU pass's started while cProfile
+runs); the old way's wall time (ours, fresh and old alternate; medians of three runs on the
+two small workloads, one run on the others);
 the runner's peak memory; post-processing throughput; the autograd pass's overhead
 (profiled script body against the bare body); and the cold/warm effect of running the
 body twice in one process. Prints Markdown tables with the ratios.
@@ -14,17 +16,15 @@ Usage: .venv/bin/python benchmarks/engine.py [workload ...]
 
 from __future__ import annotations
 
-import asyncio
 import json
+import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
-
-from bottleneck_lsp.jobs import Job, JobSpec
 
 HERE = Path(__file__).resolve().parent
 WORKLOADS = {
@@ -63,30 +63,43 @@ def tagged(out: str, tag: str) -> Any:
     return json.loads(line[len(tag) + 1 :])
 
 
+def cli(script: Path, *extra: str) -> tuple[float, dict[str, Any]]:
+    """Our command line as a user runs it (its start, the fork server, the passes, the
+    report written): wall time and the result document."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "result.json")
+        command = [sys.executable, "-m", "bottleneck_lsp", "--passes", "cprofile,cpu", "--event-budget", "0"]
+        seconds, _ = wall([*command, "--format", "json", "-o", out, *extra, str(script)])
+        with open(out, encoding="utf-8") as handle:
+            return seconds, json.load(handle)
+
+
 def measure(name: str, script: Path, repeats: int) -> dict[str, Any]:
     bare = statistics.median(wall([sys.executable, str(script)])[0] for _ in range(repeats))
     body_cold, body_warm = tagged(wall([sys.executable, "-c", BODY, str(script)])[1], "BODY")
-    begin = time.perf_counter()
-    spec = JobSpec(script=str(script), python=sys.executable, passes=("cprofile", "cpu"), event_budget=0)
-    doc = asyncio.run(Job(spec).run())
-    ours = time.perf_counter() - begin
-    begin = time.perf_counter()
-    asyncio.run(Job(replace(spec, fork=False)).run())
-    fresh = time.perf_counter() - begin
-    old_wall, old_out = wall([sys.executable, str(HERE / "oldway.py"), str(script)])
-    old = tagged(old_out, "OLDWAY")
-    cprofile, cpu = doc.to_json()["passes"]
+    ours: list[tuple[float, dict[str, Any]]] = []
+    fresh: list[float] = []
+    old: list[tuple[float, str]] = []
+    for _ in range(repeats):  # alternating: a slower minute hits each side alike
+        ours.append(cli(script))
+        fresh.append(cli(script, "--no-fork")[0])
+        old.append(wall([sys.executable, str(HERE / "oldway.py"), str(script)]))
+    ours.sort(key=lambda run: run[0])
+    old.sort(key=lambda run: run[0])
+    ours_wall, doc = ours[len(ours) // 2]
+    old_wall, old_out = old[len(old) // 2]
+    cprofile, cpu = doc["passes"]
     return {
         "name": name,
         "bare": bare,
         "body_cold": body_cold,
         "body_warm": body_warm,
-        "ours": ours,
-        "fresh": fresh,
+        "ours": ours_wall,
+        "fresh": statistics.median(fresh),
         "cprofile": cprofile,
         "cpu": cpu,
         "old": old_wall,
-        "old_parts": old,
+        "old_parts": tagged(old_out, "OLDWAY"),
     }
 
 

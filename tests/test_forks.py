@@ -208,13 +208,16 @@ def test_without_fork_a_missed_compiler_stack_is_loaded_by_the_next_fresh_interp
 
 def test_the_command_line_starts_its_fork_server_before_its_own_imports() -> None:
     """``profile`` starts the fork server first (forklaunch.early), and the job adopts that
-    very process: torch's import runs beside the command line's own imports."""
+    very process: torch's import runs beside the command line's own imports. Its ready
+    message may be waiting already (it once went unread, and the job waited for ever)."""
     probe = (
         "import asyncio, sys\n"
         "from bottleneck_lsp import forklaunch\n"
         f"forklaunch.early(['--passes', 'cpu', {str(SCRIPTS / 'fn_call.py')!r}])\n"
         "early = forklaunch._early.popen.pid\n"
         "assert 'bottleneck_lsp.jobs' not in sys.modules\n"
+        "import select\n"  # its ready message waits, sent before anyone reads (a race, once)
+        "assert select.select([forklaunch._early.sock], [], [], 120)[0]\n"
         "from bottleneck_lsp.forks import ForkServer\n"
         "async def main():\n"
         "    server = await ForkServer.start(sys.executable)\n"
@@ -222,7 +225,7 @@ def test_the_command_line_starts_its_fork_server_before_its_own_imports() -> Non
         "    await server.close()\n"
         "asyncio.run(main())\n"
     )
-    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300)
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     early, adopted, ready = out.stdout.split()
     assert early == adopted and ready == "True"

@@ -92,7 +92,7 @@ def test_a_record_function_range_is_a_context_not_an_op() -> None:
     hot = next(op for op in cpu["ops"] if op["name"] == "aten::mm")
     assert outer["cpu_total_us"] >= 0.9 * hot["self_cpu_us"] * 30 / 31  # the loop's 30 of 31
     lines = {line["line"]: line for line in cpu["lines"]}
-    assert lines[marker_line("ranges.py")]["cpu_share"] > 0.9
+    assert lines[marker_line("ranges.py")]["cpu_share"] > 0.8  # 30 of 31 matmuls, and randn
     assert marker_line("ranges.py") - 2 not in lines  # the `with` line has no op time
     # nothing counted twice: the lines' self times add up to the total, within the run's wall time
     summed = sum(line["self_cpu_us"] for line in cpu["lines"]) + cpu["unattributed"]["self_cpu_us"]

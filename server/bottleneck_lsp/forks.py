@@ -102,13 +102,14 @@ class ForkServer:
         launched.sock.setblocking(False)
         server = cls(_Adopted(launched.popen), launched.sock, launched.workdir)
         server.python = python
-        server._reader = asyncio.ensure_future(server._read())
         assert launched.popen.stderr is not None
         stderr = os.dup(launched.popen.stderr.fileno())
         launched.popen.stderr.close()
-        server._stderr_task = asyncio.ensure_future(server._keep_stderr(await _reader(stderr)))
+        # Waiting for the reply before reading: an early server may have sent it already.
         server._pending = asyncio.get_running_loop().create_future()
+        server._reader = asyncio.ensure_future(server._read())
         try:
+            server._stderr_task = asyncio.ensure_future(server._keep_stderr(await _reader(stderr)))
             reply = await asyncio.wait_for(asyncio.shield(server._pending), READY_TIMEOUT_S)
         except (asyncio.TimeoutError, ForkServerError) as exc:
             await server.close()

@@ -384,18 +384,7 @@ class Attributor:
                         # user's): a context, not an op. Its time outside its ops is Python,
                         # which this pass's instruments slow down and the sample pass
                         # measures: counted, never charged as op time.
-                        if timeline is not None:
-                            timeline.append((node.start_time_ns, dur, node.start_tid, name, target))
-                        entry = target.ops.get(name)
-                        if entry is None:
-                            target.ops[name] = [0, 0, 1]
-                        else:
-                            entry[2] += 1
-                        op = lines_ops.get(name)
-                        if op is None:
-                            op = lines_ops[name] = OpStats()
-                        op.count += 1
-                        op.total_ns += dur
+                        self._count_range(node, name, target)
                         for child in node.children:
                             push((child, ctx, parent_line, parent_name))
                         continue
@@ -519,6 +508,23 @@ class Attributor:
         self.event_count += events
         self.python_events += python
         self.total_self_ns += total
+
+    def _count_range(self, node: Any, name: str, target: LineStats) -> None:
+        """A record_function range on ``target``'s line: counted, timed in the op table's
+        total, no self time (see ``_walk``)."""
+        dur = node.duration_time_ns
+        if self.timeline is not None:
+            self.timeline.append((node.start_time_ns, dur, node.start_tid, name, target))
+        entry = target.ops.get(name)
+        if entry is None:
+            target.ops[name] = [0, 0, 1]
+        else:
+            entry[2] += 1
+        op = self.ops.get(name)
+        if op is None:
+            op = self.ops[name] = OpStats()
+        op.count += 1
+        op.total_ns += dur
 
     # -- device time (CUDA pass) --------------------------------------------------------
     def add_device_events(self, activities: Iterable[Activity]) -> int:

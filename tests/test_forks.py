@@ -206,6 +206,14 @@ def test_without_fork_a_missed_compiler_stack_is_loaded_by_the_next_fresh_interp
     )
 
 
+def _in_fresh_process(code: str, timeout: float = 120) -> list[str]:
+    """Run ``code`` in a new interpreter (a command line of its own: exit and atexit
+    included); the words it printed."""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout)
+    assert out.returncode == 0, out.stderr
+    return out.stdout.split()
+
+
 def test_the_command_line_starts_its_fork_server_before_its_own_imports() -> None:
     """``profile`` starts the fork server first (forklaunch.early), and the job adopts that
     very process: torch's import runs beside the command line's own imports. Its ready
@@ -225,9 +233,7 @@ def test_the_command_line_starts_its_fork_server_before_its_own_imports() -> Non
         "    await server.close()\n"
         "asyncio.run(main())\n"
     )
-    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0, out.stderr
-    early, adopted, ready = out.stdout.split()
+    early, adopted, ready = _in_fresh_process(probe)
     assert early == adopted and ready == "True"
     assert gone(int(early))
 
@@ -245,14 +251,11 @@ def test_an_early_fork_server_nobody_adopts_is_killed_at_exit() -> None:
         "forklaunch.early(['train.py'])\n"
         "print(forklaunch._early.popen.pid)\n"
     )
-    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0, out.stderr
-    first, second = (int(pid) for pid in out.stdout.split())
+    first, second = (int(pid) for pid in _in_fresh_process(probe))
     assert gone(first) and gone(second)
     assert our_folders() - before == set()
     for words in (["--no-fork", "train.py"], ["--nproc-per-node", "2", "train.py"], ["--help"]):
         quiet = (
             f"from bottleneck_lsp import forklaunch\nforklaunch.early({words!r})\nprint(forklaunch._early)\n"
         )
-        done = subprocess.run([sys.executable, "-c", quiet], capture_output=True, text=True, timeout=60)
-        assert done.stdout.strip() == "None", (words, done.stderr)
+        assert _in_fresh_process(quiet, 60) == ["None"], words

@@ -38,6 +38,15 @@ def can_fork() -> str | None:
     return None
 
 
+def find_python(python: str) -> str | None:
+    """The interpreter's path as a job runs it (a bare name is looked up on PATH), or None
+    when it is not an executable file."""
+    found = shutil.which(python) if os.sep not in python else python
+    if not found or not os.path.isfile(found) or not os.access(found, os.X_OK):
+        return None
+    return found
+
+
 def environ(workdir: str, base: dict[str, str] | None = None) -> dict[str, str]:
     """The environment of a runner whose package is found in ``workdir``: that folder
     leads PYTHONPATH, the user's own PYTHONPATH is kept aside for the script."""
@@ -115,7 +124,7 @@ def early(args: list[str]) -> None:
     global _early
     if _early is not None or can_fork() is not None:
         return
-    if any(a in ("--no-fork", "-h", "--help", "--nproc-per-node") or a.startswith("--nproc") for a in args):
+    if any(a in ("--no-fork", "-h", "--help") or a.startswith("--nproc") for a in args):
         return
     python = sys.executable
     for i, arg in enumerate(args):  # as JobSpec's validation will find it
@@ -125,12 +134,11 @@ def early(args: list[str]) -> None:
         if arg.startswith("--python="):
             python = arg.split("=", 1)[1]
             break
-    found = shutil.which(python) if os.sep not in python else python
-    if not found:
+    found = find_python(python)
+    if found is None:
         return  # the job will say so
-    python = found
     try:
-        _early = launch(python)
+        _early = launch(found)
     except OSError:
         return
     atexit.register(_discard_early)

@@ -38,6 +38,7 @@ from .contract import (
     rank_part,
     unknown_passes,
 )
+from .forklaunch import find_python
 from .forks import ForkServer, ForkServerError, environ, runner_folder
 from .model import Document, Environment, Launch, ModelError, Pass, RankRun, ScriptError, Tool
 from .process import RunnerProcess, kill_group
@@ -131,8 +132,8 @@ def forecast(name: str, doc: Document, exact_lines: bool = True) -> str:
 
 
 def _resolve_python(python: str) -> str:
-    found = shutil.which(python) if os.sep not in python else python
-    if not found or not os.path.isfile(found) or not os.access(found, os.X_OK):
+    found = find_python(python)
+    if found is None:
         raise JobError(f"Python interpreter not found or not executable: {python}")
     return found
 

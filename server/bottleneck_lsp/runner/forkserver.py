@@ -140,7 +140,8 @@ def _freeze() -> None:
 
 
 def _load_compiler_stack() -> dict[str, Any]:
-    torch, import_s, lazy_s, error = environment.PRELOADED or environment.import_torch(False)
+    assert environment.PRELOADED is not None  # set by main() before it serves
+    torch, import_s, lazy_s, error = environment.PRELOADED
     if torch is not None and not compilerstack.loaded():
         lazy_s = compilerstack.load()
         environment.PRELOADED = (torch, import_s, lazy_s, error)

@@ -6,12 +6,14 @@ end, as a user runs it (``python -m bottleneck_lsp --passes cprofile,cpu --event
 the command line's start and its report included), forked from one fork server (the
 default) and in fresh interpreters (``--no-fork``, the CPU pass's started while cProfile
 runs); the old way's wall time (ours, fresh and old alternate; medians of three runs on the
-two small workloads, one run on the others);
+two small workloads, one run on the others, unless --repeats says);
 the runner's peak memory; post-processing throughput; the autograd pass's overhead
 (profiled script body against the bare body); and the cold/warm effect of running the
 body twice in one process. Prints Markdown tables with the ratios.
 
-Usage: .venv/bin/python benchmarks/engine.py [workload ...]
+Usage: .venv/bin/python benchmarks/engine.py [--repeats N] [workload ...]
+(``--repeats``: runs per workload, medians reported; default 3 on the two small
+workloads, 1 on the others.)
 """
 
 from __future__ import annotations
@@ -103,10 +105,13 @@ def measure(name: str, script: Path, repeats: int) -> dict[str, Any]:
     }
 
 
-def main(names: list[str]) -> None:
+def main(argv: list[str]) -> None:
+    repeats = 0
+    if argv[:1] == ["--repeats"]:
+        repeats, argv = int(argv[1]), argv[2:]
     rows = [
-        measure(n, WORKLOADS[n], 3 if n in ("trivial", "train_small") else 1)
-        for n in names or list(WORKLOADS)
+        measure(n, WORKLOADS[n], repeats or (3 if n in ("trivial", "train_small") else 1))
+        for n in argv or list(WORKLOADS)
     ]
     print(
         "| workload | bare | ours: cprofile pass | ours: cpu pass | ours end to end (forked) "

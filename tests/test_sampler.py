@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
+from typing import Any
 
 from bottleneck_lsp import report
 from bottleneck_lsp.model import Document
@@ -110,6 +113,46 @@ def test_a_loop_looked_at_on_its_jump_back_is_charged_to_its_head() -> None:
     assert top["line"] == marker_line("loop_if_tail.py") and top["wall_share"] > 0.9
     text = report.render(Document.from_json(doc))
     assert f"loop_if_tail.py:{marker_line('loop_if_tail.py')}:5: warning: " in text
+
+
+def _late_tick_at_this_call(sampler: Any) -> int:
+    """Hands ``sampler`` a late timer tick, handled at the end of a C call on this line (as
+    after a long torch op); returns that line."""
+    sampler._last_signal = time.perf_counter_ns() - 2_000_000  # the previous tick: 2 ms ago
+    previous = signal.signal(signal.SIGALRM, sampler._on_signal)
+    try:
+        before = sys._getframe().f_lineno  # (a call: a check point; an operator here is not)
+        signal.raise_signal(signal.SIGALRM)  # its handler runs at this call's end
+    finally:
+        signal.signal(signal.SIGALRM, previous)
+    return before + 1
+
+
+def test_a_late_tick_goes_to_the_call_that_held_it_not_to_a_call_seen_before() -> None:
+    """The fidelity corpus's ``torch_call.py``: the thread's last look saw a cheap call
+    (``torch.abs``), then the next line's long call (``torch.tanh``) held the timer's tick,
+    handled at that call's end. The cheap call had ended before the last check point (a
+    tick it held would have been handled there), so the time is the long call's line's. It
+    once went to the line the thread saw, which then showed 2-4x its measured share."""
+    from bottleneck_lsp.runner.paths import FileClassifier
+    from bottleneck_lsp.runner.sampler import ThreadSampler
+
+    here = str(Path(__file__).resolve())
+    sampler = ThreadSampler(FileClassifier([os.path.dirname(here)]))
+    cheap_line = sys._getframe().f_lineno  # stands for the cheap call the thread saw
+    sampler._c_seen = ((here, cheap_line), "cheap")
+    sampler._last_charge = sampler._last_wall = time.perf_counter_ns() - 400_000  # the look: 0.4 ms ago
+    held = _late_tick_at_this_call(sampler)
+    rows = {row["line"]: row["wall_s"] for row in sampler.document()["lines"]}
+    assert set(rows) == {held} and rows[held] > 0, rows
+    assert sampler.late_signals == 1
+
+    # The thread saw this same line's call: it ran until the tick, all of it is its line's.
+    sampler._c_seen = ((here, held), "long")
+    sampler._last_charge = time.perf_counter_ns() - 3_000_000
+    _late_tick_at_this_call(sampler)
+    after = {row["line"]: row["wall_s"] for row in sampler.document()["lines"]}
+    assert set(after) == {held} and after[held] - rows[held] >= 0.003, after
 
 
 def test_a_look_never_names_line_zero() -> None:

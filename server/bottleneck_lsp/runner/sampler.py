@@ -16,7 +16,10 @@ with the main thread's CPU clock alongside:
   one handled on time (soon after it arrived) sees the line running now: Python, or a
   short C call that line made and that just returned. A late tick was held back by a C
   call; it charges the time since the last look, once, to the line of the C call the
-  thread saw last (which ran until just now), and nothing to where it was handled.
+  thread saw last (which ran until just now), and nothing to where it was handled. Unless
+  every C call since the last check point is of the line where it is handled, and the
+  thread saw another line: that call ended before the check point (a tick it held would
+  have been handled there), so this line's call held the tick and is charged for it.
 
 So the time around a switch between Python and C is misplaced by about half an interval
 (C time found just after a look at Python on another line gives half an interval back to
@@ -318,6 +321,11 @@ class ThreadSampler:
                 return path, site
         return None
 
+    def _key(self, sites: list[_Site]) -> tuple[str, int] | None:
+        """The user's line a look at ``sites`` is charged to."""
+        found = self._user_site(sites)
+        return None if found is None else (found[0], _line_of(found[1]))
+
     def _charge(
         self,
         table: dict[Any, _Line],
@@ -412,11 +420,16 @@ class ThreadSampler:
                 return
             self.late_signals += 1
             seen, self._c_seen = self._c_seen, None  # that C call is over: charged once
-            if seen is None and _held_here(frame.f_code, frame.f_lasti):
-                # A C call no look saw (shorter than the thread's interval), of this line.
-                self._look(self._capture(frame, None), now, min(gap, 2 * self._signal_ns), False)
-                self._c_seen = None
-            elif seen is not None:
+            if _held_here(frame.f_code, frame.f_lasti):
+                sites = self._capture(frame, None)
+                if seen is None or seen[0] != self._key(sites):
+                    # A C call of this line held it, one no look saw (shorter than the
+                    # thread's interval). The call the thread saw, if any, ended before the
+                    # last check point: a tick it held would have been handled there.
+                    self._look(sites, now, min(gap, 2 * self._signal_ns), False)
+                    self._c_seen = None
+                    return
+            if seen is not None:
                 # The C call the thread saw last ran until just now (this tick waited for
                 # it): the rest of its time is its line's (as seen then: frames move on).
                 key, function = seen

@@ -95,6 +95,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/sampler.py
 	$(PY) benchmarks/engine.py
 	$(PY) benchmarks/first_annotation.py
+	$(PY) benchmarks/end_to_end.py
 	$(PY) benchmarks/memory.py
 	$(PY) benchmarks/line_source.py
 	$(PY) benchmarks/shapes.py

@@ -98,6 +98,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/end_to_end.py
 	$(PY) benchmarks/memory.py
 	$(PY) benchmarks/line_source.py
+	$(PY) benchmarks/autograd_body.py
 	$(PY) benchmarks/shapes.py
 	$(PY) benchmarks/lsp_latency.py
 	$(PY) benchmarks/soak.py

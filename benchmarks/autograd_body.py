@@ -25,36 +25,22 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import json
-import os
 import statistics
-import subprocess
-import sys
 from pathlib import Path
+
+from line_source import PRELUDE, one
 
 HERE = Path(__file__).resolve().parent
 WORKLOADS = ("vae", "lstm_lm", "rnn_classifier")
 WAYS = ("bare", "profiler", "+mode", "+ranges", "cpu pass")
 
-CHILD = r"""
-import cProfile, contextlib, json, os, runpy, sys, time
-import torch
-import torch._dynamo  # start-up, as the runner does: not in the profiled body
-from torch.overrides import TorchFunctionMode
+CHILD = (
+    PRELUDE
+    + r"""
+import cProfile, contextlib
 from bottleneck_lsp.runner.lineranges import LineRanges
 from bottleneck_lsp.runner.passes import make_line_marker
 from bottleneck_lsp.runner.paths import FileClassifier
-
-way, script = sys.argv[1], sys.argv[2]
-folder = os.path.dirname(os.path.abspath(script))
-sys.argv = [script]
-sys.path.insert(0, folder)
-
-
-class Identity(TorchFunctionMode):
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        return func(*args, **(kwargs or {}))
-
 
 runpy.run_path(script, run_name="__main__")  # warm: every way times its second body
 stack = contextlib.ExitStack()
@@ -79,21 +65,7 @@ calls = marker.calls if marker is not None else 0
 stack.close()
 print(json.dumps({"body": body, "calls": calls}))
 """
-
-
-def one(way: str, script: Path) -> dict[str, float]:
-    done = subprocess.run(
-        [sys.executable, "-c", CHILD, way, str(script)],
-        capture_output=True,
-        text=True,
-        timeout=1800,
-        cwd=script.parent,
-        env={**os.environ, "PYTHONWARNINGS": "ignore"},
-    )
-    if done.returncode != 0:
-        raise SystemExit(f"{script.name} ({way}) failed:\n{done.stderr[-2000:]}")
-    found: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
-    return found
+)
 
 
 def main() -> None:
@@ -111,7 +83,7 @@ def main() -> None:
         calls = 0.0
         for _ in range(ns.runs):
             for way in WAYS:
-                found = one(way, script)
+                found = one(way, script, CHILD)
                 runs[way].append(found["body"])
                 calls = max(calls, found["calls"])
         body = {way: statistics.median(times) for way, times in runs.items()}

@@ -35,7 +35,9 @@ HERE = Path(__file__).resolve().parent
 WORKLOADS = ("vae", "lstm_lm", "rnn_classifier", "train_small")
 WAYS = ("bare", "stack", "marker")
 
-CHILD = r"""
+# The child's start (also benchmarks/autograd_body.py's): torch and its compiler stack
+# imported, the script's argv and folder set, an identity TorchFunctionMode.
+PRELUDE = r"""
 import json, os, resource, runpy, sys, time
 import torch
 import torch._dynamo  # start-up, as the runner does: not in the profiled body
@@ -50,7 +52,11 @@ sys.path.insert(0, folder)
 class Identity(TorchFunctionMode):
     def __torch_function__(self, func, types, args=(), kwargs=None):
         return func(*args, **(kwargs or {}))
+"""
 
+CHILD = (
+    PRELUDE
+    + r"""
 
 mine = {}
 names = {}
@@ -103,11 +109,13 @@ if profiler is not None:
 rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 print(json.dumps({"body": body, "stop": stop, "walk": walk, "nodes": nodes, "rss": rss}))
 """
+)
 
 
-def one(way: str, script: Path) -> dict[str, float]:
+def one(way: str, script: Path, child: str = CHILD) -> dict[str, float]:
+    """Run ``child`` (Python source) for one way in a fresh interpreter: its last line's JSON."""
     done = subprocess.run(
-        [sys.executable, "-c", CHILD, way, str(script)],
+        [sys.executable, "-c", child, way, str(script)],
         capture_output=True,
         text=True,
         timeout=1800,

@@ -18,6 +18,7 @@ workloads, 1 on the others.)
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import statistics
@@ -105,13 +106,17 @@ def measure(name: str, script: Path, repeats: int) -> dict[str, Any]:
     }
 
 
-def main(argv: list[str]) -> None:
-    repeats = 0
-    if argv[:1] == ["--repeats"]:
-        repeats, argv = int(argv[1]), argv[2:]
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--repeats", type=int, default=0, help="runs per workload (default: 3 or 1)")
+    parser.add_argument("workloads", nargs="*", help=f"among {', '.join(WORKLOADS)} (default: all)")
+    ns = parser.parse_args()
+    unknown = [n for n in ns.workloads if n not in WORKLOADS]
+    if unknown:
+        parser.error(f"unknown workload(s): {', '.join(unknown)}")
     rows = [
-        measure(n, WORKLOADS[n], repeats or (3 if n in ("trivial", "train_small") else 1))
-        for n in argv or list(WORKLOADS)
+        measure(n, WORKLOADS[n], ns.repeats or (3 if n in ("trivial", "train_small") else 1))
+        for n in ns.workloads or list(WORKLOADS)
     ]
     print(
         "| workload | bare | ours: cprofile pass | ours: cpu pass | ours end to end (forked) "
@@ -161,4 +166,4 @@ def main(argv: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    main()

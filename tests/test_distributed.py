@@ -78,6 +78,9 @@ def test_the_straggler_rank_and_its_line_are_named_and_the_others_wait() -> None
     wait = {rank: float(cols[7]) for rank, cols in rows.items()}  # "waiting" column, seconds
     last = {rank: int(cols[9]) for rank, cols in rows.items()}
     assert wait[0] > 5 * wait[1] and wait[0] > 0.2, table[:6]
+    # its time in the collectives (gloo's work, recorded as a user-scope range) holds its wait
+    inside = {rank: float(cols[5]) for rank, cols in rows.items()}  # "in them" column, seconds
+    assert inside[0] >= wait[0], table[:6]
     assert last[1] > last[0], table[:6]
     assert all(cols[10] == "-" for cols in rows.values()), table[:6]  # sent: sizes not asked for
     # the hotspot table: the planted line's slowest rank is 1, the backward line's is 0 (waiting)
@@ -112,7 +115,7 @@ def test_with_even_work_the_ranks_medians_match_the_single_process(tmp_path: Pat
             assert cell["spread"]["median"] == pytest.approx((values[0] + values[1]) / 2)
     assert STRAGGLER_LINE not in [r["line"] for r in docs["two"]["ranking"]["lines"]]
     # DDP all-reduces every gradient at each step: 40 steps of the model's float32 parameters
-    gradients = (512 * 1024 + 1024 + 1024 * 10 + 10) * 4
+    gradients = (512 * 1024 + 1024 + 1024 * 1024 + 1024 + 1024 * 10 + 10) * 4
     for rank in docs["two"]["ranks"]:
         cpu = next(p for p in rank["passes"] if p["name"] == "cpu")
         reduced = sum(c["bytes"] for c in cpu["collectives"] if c["name"] == "c10d::allreduce_")
@@ -281,6 +284,36 @@ def test_waiting_and_the_straggler_follow_from_the_collectives_start_times() -> 
     assert [(e.line, e.excess_s) for e in d.straggler.lines] == [(7, pytest.approx(0.3))]
     cell = next(row for row in ranking.lines if row.line == 7).columns["wall-time"]
     assert cell.time_s == pytest.approx(0.25) and cell.spread is not None and cell.spread.max_rank == 1
+
+
+def test_a_wait_for_two_buckets_in_flight_together_is_counted_once() -> None:
+    """DDP issues a step's bucket all-reduces back to back: rank 0 enters both 1 ms apart,
+    rank 1 both 20 ms later. Rank 0 waited from 0 to 21 ms: 21 ms of its time, not 40; its
+    time in the backend's work (two overlapping ``gloo:all_reduce`` spans) is their union."""
+    from bottleneck_lsp import distributed
+    from bottleneck_lsp.model import Cell, Collective, Pass, RankedLine, Ranking, RankRun
+
+    ms = 1_000_000
+
+    def rank(r: int, first: int) -> tuple[RankRun, Ranking]:
+        starts = [first, first + ms]
+        calls = [Collective(name="c10d::allreduce_", start_ns=s, duration_us=50.0) for s in starts]
+        # the work ends when the last rank's data arrived: at 21 ms and 22 ms on both ranks
+        work = [
+            Collective(name="gloo:all_reduce", start_ns=s, duration_us=(22 * ms - s) / 1000) for s in starts
+        ]
+        wall = {"wall-time": Cell(share=1.0, time_s=0.03)}
+        row = RankedLine(file="/x/t.py", line=5, column=1, text="loss.backward()", function="f", exact=True,
+                         share=1.0, time_s=0.03, columns=wall)  # fmt: skip
+        part = Pass(name="cpu", status="ok", rank=r, collectives=calls + work)
+        return RankRun(rank=r, passes=[part]), Ranking(ranked_by="wall-time", lines=[row])
+
+    zero, one = rank(0, 0), rank(1, 20 * ms)
+    _ranking, d = distributed.merge([zero[0], one[0]], [zero[1], one[1]])
+    assert [r.last for r in d.ranks] == [0, 2]
+    assert d.ranks[0].wait_s == pytest.approx(0.021) and d.ranks[1].wait_s == 0.0
+    assert d.ranks[0].collective_s == pytest.approx(0.022) and d.ranks[1].collective_s == pytest.approx(0.002)
+    assert d.ranks[0].transfer_s == pytest.approx(0.001)
 
 
 @pytest.mark.slow

@@ -145,7 +145,22 @@ def _work_s(part: Pass | None) -> float:
     if part is None:
         return 0.0
     work = [c for c in part.collectives if c.name.startswith(("gloo:", "nccl:"))]
-    return sum(c.duration_us for c in (work or _issued(part))) / 1e6
+    return _union_s([(c.start_ns, c.start_ns + int(c.duration_us * 1000)) for c in (work or _issued(part))])
+
+
+def _union_s(spans: list[tuple[int, int]]) -> float:
+    """Seconds covered by nanosecond spans, overlaps once: DDP keeps several buckets'
+    all-reduces in flight at a time, and a rank waits for them together."""
+    total = 0
+    end = None
+    for start, stop in sorted(spans):
+        if end is None or start > end:
+            total += stop - start
+            end = stop
+        elif stop > end:
+            total += stop - end
+            end = stop
+    return total / 1e9
 
 
 def _collectives(
@@ -156,7 +171,7 @@ def _collectives(
     ]
     issued = [_issued(p) for p in parts]
     n = len(runs)
-    waits = [0.0] * n
+    waits: list[list[tuple[int, int]]] = [[] for _ in range(n)]
     last = [0] * n
     late = [0.0] * n
     matched = 0
@@ -171,10 +186,11 @@ def _collectives(
             others = [s for r, s in enumerate(starts) if r != latest]
             late[latest] += (starts[latest] - statistics.median(others)) / 1e9 if others else 0.0
             for r in range(n):
-                waits[r] += (starts[latest] - starts[r]) / 1e9
+                waits[r].append((starts[r], starts[latest]))
     summaries = []
     for i, run in enumerate(runs):
         work = _work_s(parts[i])
+        wait = _union_s(waits[i])
         ranked = next((p for p in run.passes if p.name == "sample"), None) or parts[i]
         summaries.append(
             RankSummary(
@@ -183,8 +199,8 @@ def _collectives(
                 wall_s=ranked.script_wall_s if ranked is not None else None,
                 collectives=len(issued[i]),
                 collective_s=round(work, 6),
-                wait_s=round(waits[i], 6),
-                transfer_s=round(max(work - waits[i], 0.0), 6),
+                wait_s=round(wait, 6),
+                transfer_s=round(max(work - wait, 0.0), 6),
                 last=last[i],
                 bytes=_sent(issued[i]),
             )

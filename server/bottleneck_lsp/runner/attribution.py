@@ -378,7 +378,11 @@ class Attributor:
                 if "::" not in name:
                     is_range = is_ranges.get(name)
                     if is_range is None:
-                        is_range = is_ranges[name] = node.extra_fields.scope == user_scope
+                        # A backend's collective work (``gloo:all_reduce``) is a user-scope
+                        # range too, but an op: the rank's time in the collective.
+                        is_range = is_ranges[name] = node.extra_fields.scope == user_scope and not (
+                            name.startswith(COLLECTIVE_PREFIXES)
+                        )
                     if is_range:
                         # A record_function range (a DataLoader's, an optimizer's, the
                         # user's): a context, not an op. Its time outside its ops is Python,

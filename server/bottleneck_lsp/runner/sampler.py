@@ -45,6 +45,9 @@ the same instruction, so every frame of its stack the look holds is still runnin
 switches threads only at calls and backward jumps, and there is none between that check
 and letting go. A look during which the main thread moved keeps its frames until the
 process ends (the runner leaves by ``os._exit``, which frees nothing): rare, and small.
+It keeps the second look at the stacks too: that look's frame of the main thread is
+another one when the main thread moved (until 2026-12-03 it was dropped, and about one run
+in six of ``tests/scripts/frees_late.py`` freed a local in this thread).
 """
 
 from __future__ import annotations
@@ -477,6 +480,10 @@ class ThreadSampler:
             except KeyError:
                 still = None
             if still is not top or top.f_lasti != lasti:  # the main thread moved: keep them
+                # ``again`` too: it holds the main thread's frame as it was then, which may
+                # be another than ``top`` and may have ended since (Python can switch
+                # threads right after ``sys._current_frames()`` returns)
+                held.append(again)
                 self._kept.append(held)
             del frames, top, held, again, still  # (no switch between the test and this)
             # -- the look, on copies

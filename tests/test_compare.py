@@ -111,9 +111,9 @@ def test_diff_names_the_cheaper_line_as_the_top_improvement(runs: dict[str, Path
 
 def test_the_gate_passes_on_the_improvement_and_fails_when_it_is_reversed(runs: dict[str, Path]) -> None:
     folder, script = runs["folder"], runs["script"]
-    # Lines under 10% in both runs are left out (--min-share): the two randn lines, 3 ms each,
-    # doubled between runs in CI (first-touch page faults), and the total halving here took
-    # one to 5.0% of the new run's wall time, the default floor (5%).
+    # Lines under 10% in both runs are left out (--min-share): a 3 ms randn line doubled
+    # between runs in CI (noise, on a line this short), and the total halving took it to
+    # 5.0% of the new run's wall time, the default floor (5%).
     gate = ("--fail-on-regression", "50%", "--min-share", "10%")
     better = profile(script, folder / "gate.json", "--baseline", str(runs["old"]), *gate)
     assert better.returncode == 0, better.stderr[-3000:]

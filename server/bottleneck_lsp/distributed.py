@@ -26,6 +26,7 @@ from .model import (
     Spread,
     Straggler,
 )
+from .runner.device import union_ns
 
 # Which rank's outcome a pass shows, most telling first: the rank that failed is the cause,
 # the others were ended by the launcher because of it.
@@ -145,22 +146,9 @@ def _work_s(part: Pass | None) -> float:
     if part is None:
         return 0.0
     work = [c for c in part.collectives if c.name.startswith(("gloo:", "nccl:"))]
-    return _union_s([(c.start_ns, c.start_ns + int(c.duration_us * 1000)) for c in (work or _issued(part))])
-
-
-def _union_s(spans: list[tuple[int, int]]) -> float:
-    """Seconds covered by nanosecond spans, overlaps once: DDP keeps several buckets'
-    all-reduces in flight at a time, and a rank waits for them together."""
-    total = 0
-    end = None
-    for start, stop in sorted(spans):
-        if end is None or start > end:
-            total += stop - start
-            end = stop
-        elif stop > end:
-            total += stop - end
-            end = stop
-    return total / 1e9
+    # overlaps once: DDP keeps several buckets' all-reduces in flight, waited for together
+    spans = [(c.start_ns, c.start_ns + int(c.duration_us * 1000)) for c in (work or _issued(part))]
+    return union_ns(spans) / 1e9
 
 
 def _collectives(
@@ -190,7 +178,7 @@ def _collectives(
     summaries = []
     for i, run in enumerate(runs):
         work = _work_s(parts[i])
-        wait = _union_s(waits[i])
+        wait = union_ns(waits[i]) / 1e9
         ranked = next((p for p in run.passes if p.name == "sample"), None) or parts[i]
         summaries.append(
             RankSummary(

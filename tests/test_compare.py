@@ -17,6 +17,11 @@ from lsprotocol import types
 from pygls import uris
 from pytest_lsp import LanguageClient
 
+from bottleneck_lsp.analysis import WALL
+from bottleneck_lsp.cli import MIN_REGRESSION_MS
+from bottleneck_lsp.compare import compare, regressions
+from bottleneck_lsp.model import RankedLine
+from bottleneck_lsp.result import load_document
 from lsp_helpers import execute
 
 CLI = os.path.join(os.path.dirname(sys.executable), "bottleneck-lsp")
@@ -117,7 +122,7 @@ def test_the_gate_passes_on_the_improvement_and_fails_when_it_is_reversed(runs: 
     gate = ("--fail-on-regression", "50%", "--min-share", "10%")
     better = profile(script, folder / "gate.json", "--baseline", str(runs["old"]), *gate)
     assert better.returncode == 0, better.stderr[-3000:]
-    assert "no regression beyond 50% since the baseline" in better.stderr
+    assert "no regression beyond 50% (and 5 ms) since the baseline" in better.stderr
 
     write(script, rows=600, moved=True)  # the change reversed: 3x dearer than the new baseline
     worse = profile(script, folder / "gate.json", "--baseline", str(runs["new"]), *gate)
@@ -129,6 +134,30 @@ def test_the_gate_passes_on_the_improvement_and_fails_when_it_is_reversed(runs: 
     ), errors
     # the document itself is written as usual
     assert json.loads((folder / "gate.json").read_text())["status"] == "ok"
+
+
+def test_the_gate_ignores_a_few_milliseconds_of_growth_and_not_more(runs: dict[str, Path]) -> None:
+    """A short line grown by a few milliseconds is sampling noise; a line grown by tens of
+    milliseconds is a regression (the real run's lines, one of them grown)."""
+    old = load_document(runs["new"])
+    rows = old.ranking.lines if old.ranking is not None else []
+    floor = MIN_REGRESSION_MS / 1000
+    short = min((r for r in rows if "randn" in r.text), key=lambda r: r.columns[WALL].time_s)
+    hot = next(r for r in rows if "# PLANTED" in r.text)
+    noise = 0.9 * floor  # more than the gate's 50% of the short line, under the floor
+    assert 0 < short.columns[WALL].time_s < noise / 0.5 and hot.columns[WALL].time_s > 0.02
+
+    def gate(row: RankedLine, by_s: float, floor_s: float) -> list[str]:
+        new = load_document(runs["new"])
+        rows = new.ranking.lines if new.ranking is not None else []
+        twin = next(r for r in rows if (r.file, r.line) == (row.file, row.line))
+        twin.columns[WALL].time_s += by_s
+        return [r.change.text for r in regressions(compare(old, new), 0.5, 0.0, floor_s) if r.change]
+
+    assert regressions(compare(old, load_document(runs["new"])), 0.5, 0.0, 0.0) == []  # itself
+    assert gate(short, noise, floor) == []  # under the floor: not a regression
+    assert gate(short, noise, 0.0) == [short.text]  # without the floor it would be one
+    assert gate(hot, hot.columns[WALL].time_s, floor) == [hot.text]  # doubled: tens of ms
 
 
 def test_a_bad_baseline_is_refused_before_anything_runs(tmp_path: Path) -> None:

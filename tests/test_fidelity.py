@@ -28,4 +28,9 @@ def test_corpus_script(script: Path) -> None:
     for planted in outcome.planted:
         if planted.measured_share >= 0.20:
             for column in outcome.columns:
-                assert planted.error_pp(column) <= 10.0, (column, planted, outcome.notes)
+                assert planted.error_pp(column) <= 10.0, (
+                    column,
+                    planted,
+                    outcome.reported_top,
+                    outcome.notes,
+                )

@@ -44,6 +44,19 @@ def _share(text: str) -> float:
     return value
 
 
+MIN_REGRESSION_MS = 5.0
+
+
+def _milliseconds(text: str) -> float:
+    try:
+        value = float(text.strip().removesuffix("ms"))
+    except ValueError:
+        raise argparse.ArgumentTypeError("milliseconds: a number, such as 5 or 2.5") from None
+    if not 0.0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError("milliseconds: a number at least 0, such as 5")
+    return value
+
+
 def add_profile_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("script", help="the Python script to profile")
     parser.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the script")
@@ -125,6 +138,15 @@ def add_profile_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="SHARE",
         help="with --baseline: exit 3 when the total, or a line holding at least --min-share of it, "
         "is slower than the baseline by more than SHARE (10%% or 0.1), each printed as an error",
+    )
+    parser.add_argument(
+        "--min-regression-ms",
+        type=_milliseconds,
+        default=MIN_REGRESSION_MS,
+        metavar="MS",
+        help="with --fail-on-regression: a line, or the total, must also be slower by more than MS "
+        "milliseconds of time; a line of a few milliseconds doubles between two runs of the same "
+        f"code on sampling noise alone (default: {MIN_REGRESSION_MS:g})",
     )
     parser.add_argument(
         "--nproc-per-node",
@@ -264,7 +286,7 @@ def _profile(ns: argparse.Namespace, args: list[str], baseline: Document | None,
     comparison = compare(baseline, doc) if baseline is not None else None
     found = []
     if comparison is not None and ns.fail_on_regression is not None:
-        found = regressions(comparison, ns.fail_on_regression, ns.min_share)
+        found = regressions(comparison, ns.fail_on_regression, ns.min_share, ns.min_regression_ms / 1000)
     # the cuda pass's recording when there is one: it holds the device's work too
     if _emit(doc, ns, comparison, found, recorded[-1] if recorded else None) != 0:
         return 2
@@ -285,7 +307,8 @@ def _gate(comparison: Comparison, found: list[Regression], ns: argparse.Namespac
         print(line, file=sys.stderr)
     if not found:
         print(
-            f"bottleneck-lsp: no regression beyond {ns.fail_on_regression * 100:.0f}% since the baseline",
+            f"bottleneck-lsp: no regression beyond {ns.fail_on_regression * 100:.0f}% "
+            f"(and {ns.min_regression_ms:g} ms) since the baseline",
             file=sys.stderr,
         )
 

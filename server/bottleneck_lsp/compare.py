@@ -14,7 +14,7 @@ import os
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from .analysis import COLUMNS, WALL, amount
+from .analysis import COLUMNS, MEMORY, WALL, amount
 from .model import Document, RankedLine
 
 ADDED, REMOVED, MATCHED = "added", "removed", "matched"
@@ -155,13 +155,23 @@ class Regression:
         return (self.after_s - self.before_s) / self.before_s if self.before_s > 0 else float("inf")
 
 
-def regressions(c: Comparison, threshold: float, min_share: float) -> list[Regression]:
+def regressions(
+    c: Comparison, threshold: float, min_share: float, min_growth_s: float = 0.0
+) -> list[Regression]:
     """What the CI gate fails on: the total of the ordering column on the script's lines,
     and every matched line that holds at least ``min_share`` of it in either run, grown by
-    more than ``threshold`` (0.10: 10%). A line below ``min_share`` in both runs is noise."""
+    more than ``threshold`` (0.10: 10%) and, in a column of time, by more than
+    ``min_growth_s`` seconds. A line below ``min_share`` in both runs is noise, and so is a
+    few milliseconds' growth: a line sampled for 3 ms reads 6 ms in the next run of the
+    same code as often as not (a few of the sample pass's 1 ms intervals either way)."""
+    floor = 0.0 if c.kind == MEMORY else min_growth_s
+
+    def grew(old: float, new: float) -> bool:
+        return old > 0 and new > old * (1 + threshold) and new - old > floor
+
     out = []
     before, after = c.totals.get(c.kind, (0.0, 0.0))
-    if before > 0 and after > before * (1 + threshold):
+    if grew(before, after):
         out.append(Regression(None, before, after))
     for line in c.lines:
         if line.status != MATCHED:
@@ -169,6 +179,6 @@ def regressions(c: Comparison, threshold: float, min_share: float) -> list[Regre
         if max(line.share(c.kind, False), line.share(c.kind, True)) < min_share:
             continue
         old, new = line.amount(c.kind, False), line.amount(c.kind, True)
-        if old > 0 and new > old * (1 + threshold):
+        if grew(old, new):
             out.append(Regression(line, old, new))
     return out

@@ -599,6 +599,9 @@ def recording_header(
     }
 
 
+PLACED_AT_LEAST = 0.5  # of the script's wall time, placed on lines by the sample pass, or a note
+
+
 class SamplePass:
     """The light pass, run first: a thread samples the main thread's line every
     millisecond (wall, CPU and Python time per line; see ``sampler.py``), and, with a GPU,
@@ -659,6 +662,20 @@ class SamplePass:
             line.update(position_fields(line["file"], line["line"]))
         wall_ns = int((self.stopped - self.started) * 1e9) - self.sampler.paused_ns
         out: dict[str, Any] = {"script_wall_s": round(wall_ns / 1e9, 6), "samples": samples, "notes": []}
+        placed = samples["wall_s"] - samples["outside_s"]
+        if wall_ns >= 50_000_000 and placed < PLACED_AT_LEAST * wall_ns / 1e9:
+            # 97-99% of it normally: the shares are then of a part of the run only
+            unheard = samples["signal_looks"] + samples["late_signals"] == 0 and not samples["timer_released"]
+            why = (
+                "its timer's signal, SIGALRM, never reached the main thread: does the script block it?"
+                if unheard
+                else "its looks came late: a busy machine?"
+            )
+            out["notes"].append(
+                f"the sample pass placed only {placed / (wall_ns / 1e9):.0%} of the script's "
+                f"{wall_ns / 1e9:.2f} s on its lines ({why}); the wall time column covers that "
+                "part of the run only"
+            )
         if self.device is not None:
             events = list(self.device.kineto_results.events())
             if self.save_raw:

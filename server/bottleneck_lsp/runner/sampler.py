@@ -26,8 +26,17 @@ So the time around a switch between Python and C is misplaced by about half an i
 that line: the expected time before the call began), and a C call shorter than the
 thread's interval that no look saw may go uncounted rather than onto the wrong line.
 "Python time" is what the on-time ticks charged (and the thread's looks at Python code
-when there is no timer). A C call that holds the GIL delays both kinds of look until it
-returns. Threads other than the main one are counted apart, by wall time per line.
+when there is no timer). A C call that holds the GIL (``sorted`` of a long list) delays
+both kinds of look until it returns; the tick it held is then handled at its end, the
+thread has not looked for more than two of its intervals, and the whole time since the last
+charge goes to that call's line (it once got one millisecond of each call: 5% of the time
+of a loop measured at 55%). Threads other than the main one are counted apart, by wall
+time per line.
+
+The timer's phase (when its ticks arrive) is read from the kernel (``getitimer``) once the
+timer runs, not from a clock read before ``setitimer``: a process preempted between the two
+once had every tick of its run off by the delay, each then looked held back by a C call,
+and a pure Python loop was charged nothing (in a CI run on a busy machine).
 
 The timer is the process's one ``ITIMER_REAL`` (SIGALRM): when the script reaches for it
 (``signal.alarm``, ``signal.setitimer(ITIMER_REAL)``, ``signal.signal(SIGALRM)``), the timer
@@ -48,6 +57,12 @@ process ends (the runner leaves by ``os._exit``, which frees nothing): rare, and
 It keeps the second look at the stacks too: that look's frame of the main thread is
 another one when the main thread moved (until 2026-12-03 it was dropped, and about one run
 in six of ``tests/scripts/frees_late.py`` freed a local in this thread).
+Other threads' frames are let go on the main thread's check alone: one of them may have
+ended during the look (its thread ran at one of the look's switch points), and its locals
+are then freed here. Keeping a look's frames whenever any thread moved would keep ended
+frames, and the tensors they hold, for the whole run in a script with a busy Python thread
+(any look can overlap that thread's turn with the GIL); the hang above came from the main
+thread's objects. Not measured: how often another thread's frame ends during a look.
 """
 
 from __future__ import annotations
@@ -62,6 +77,10 @@ from types import CodeType, FrameType
 from typing import Any
 
 from .paths import FileClassifier
+
+# The kernel's own view of the timer, kept before ``_TimerGuard`` wraps ``signal.getitimer``
+# (a script's call to it hands the timer back; the sampler's own must not).
+_getitimer = getattr(signal, "getitimer", None)
 
 # Instructions during which the frame's thread is in C code that the frame called
 # (a builtin or extension function, an operator on tensors, a subscript).
@@ -270,6 +289,7 @@ class ThreadSampler:
         self._paths: dict[str, str | None] = {}
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._thread_looked = 0  # when the thread last ran (it needs the GIL to run at all)
         self._last_wall = 0
         self._last_cpu = 0
         self._last_signal = 0
@@ -426,10 +446,14 @@ class ThreadSampler:
             if _held_here(frame.f_code, frame.f_lasti):
                 sites = self._capture(frame, None)
                 if seen is None or seen[0] != self._key(sites):
-                    # A C call of this line held it, one no look saw (shorter than the
-                    # thread's interval). The call the thread saw, if any, ended before the
-                    # last check point: a tick it held would have been handled there.
-                    self._look(sites, now, min(gap, 2 * self._signal_ns), False)
+                    # A C call of this line held it, one no look saw: shorter than the
+                    # thread's interval, or one that held the GIL (``sorted`` of a long
+                    # list), which kept the thread from looking at all until now: then the
+                    # whole time since the last charge is that call's. The call the thread
+                    # saw, if any, ended before the last check point: a tick it held would
+                    # have been handled there.
+                    blocked = now - self._thread_looked > 2 * self.interval * 1e9
+                    self._look(sites, now, gap if blocked else min(gap, 2 * self._signal_ns), False)
                     self._c_seen = None
                     return
             if seen is not None:
@@ -454,6 +478,7 @@ class ThreadSampler:
         me = threading.get_ident()
         target = self.target
         timer = self._previous_handler is not None
+        handler = ThreadSampler._on_signal.__code__
         last = time.perf_counter_ns()
         while not self._stop.wait(self.interval):
             begin = own()
@@ -468,6 +493,11 @@ class ThreadSampler:
             if top is None:  # the main thread has ended
                 break
             code, lasti = top.f_code, top.f_lasti
+            if code is not handler:
+                # Not when the timer's handler has just begun: a GIL held by a long C call
+                # is let go at the handler's first instruction, and this look then comes
+                # from waiting behind that call (the handler must still see it blocked)
+                self._thread_looked = now
             main = self._capture(top, held)
             others = [
                 (ident, self._capture(frame, held))
@@ -516,11 +546,29 @@ class ThreadSampler:
         if hasattr(signal, "setitimer") and threading.get_ident() == threading.main_thread().ident:
             if signal.getsignal(signal.SIGALRM) in (signal.SIG_DFL, signal.SIG_IGN, None):
                 self._previous_handler = signal.signal(signal.SIGALRM, self._on_signal)
-                self._timer_start = time.perf_counter_ns()
+                asked = time.perf_counter_ns()
                 signal.setitimer(signal.ITIMER_REAL, self.signal_interval, self.signal_interval)
+                self._timer_start = self._timer_phase(asked)
                 self._guard.install()
         self._thread = threading.Thread(target=self._run, name="bottleneck-sampler", daemon=True)
         self._thread.start()
+
+    def _timer_phase(self, fallback: int) -> int:
+        """A time at which the timer's tick arrived, or would have: the next expiry as the
+        kernel has it, less one interval. The clock read before ``setitimer`` is not enough:
+        a process preempted between the two (a busy machine, CI) put every tick of the run
+        off by the delay, each one then looked held back by a C call, and a pure Python
+        loop was charged nothing at all. A read that took long (preempted) is done again."""
+        read = _getitimer
+        if read is None:
+            return fallback
+        for _ in range(5):
+            before = time.perf_counter_ns()
+            remaining = read(signal.ITIMER_REAL)[0]
+            after = time.perf_counter_ns()
+            if remaining > 0 and after - before <= 20_000:
+                return (before + after) // 2 + int(remaining * 1e9) - self._signal_ns
+        return fallback
 
     def pause(self) -> None:
         """From the main thread: set the time from now until ``resume`` aside (charged to no

@@ -665,9 +665,13 @@ class SamplePass:
         placed = samples["wall_s"] - samples["outside_s"]
         if wall_ns >= 50_000_000 and placed < PLACED_AT_LEAST * wall_ns / 1e9:
             # 97-99% of it normally: the shares are then of a part of the run only
-            unheard = samples["signal_looks"] + samples["late_signals"] == 0 and not samples["timer_released"]
+            heard = samples["signal_looks"] + samples["late_signals"]
+            due = int(wall_ns / 1e9 / samples["signal_interval_s"])
+            # A few ticks may come before the script blocks the signal (in CI: some did)
+            unheard = heard < 0.1 * due and not samples["timer_released"]
             why = (
-                "its timer's signal, SIGALRM, never reached the main thread: does the script block it?"
+                f"its timer's signal, SIGALRM, reached the main thread {heard} times of about {due}: "
+                "does the script block it?"
                 if unheard
                 else "its looks came late: a busy machine?"
             )

@@ -542,6 +542,7 @@ class ThreadSampler:
     def start(self) -> None:
         """From the main thread, where the timer's handler must run."""
         self._last_wall = self._last_signal = self._last_charge = time.perf_counter_ns()
+        self._thread_looked = self._last_charge  # (its first look is an interval away)
         self._last_cpu = time.clock_gettime_ns(self._clock) if self._clock is not None else 0
         if hasattr(signal, "setitimer") and threading.get_ident() == threading.main_thread().ident:
             if signal.getsignal(signal.SIGALRM) in (signal.SIG_DFL, signal.SIG_IGN, None):

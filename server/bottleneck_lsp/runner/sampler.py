@@ -299,6 +299,7 @@ class ThreadSampler:
         self._signal_ns = int(signal_interval * 1e9)
         self._late_ns = int(signal_interval * 1.25e9)
         self._held_ns = int(signal_interval * 0.16e9)  # handled this long after it arrived: held
+        self._blocked_ns = int(2 * interval * 1e9)  # the thread has not run for this long: kept out
         self._timer_start = 0  # the timer's ticks arrive at this + k * interval
         self.late_signals = 0
         self._busy = False  # a look is charging: a signal arriving meanwhile skips its turn
@@ -452,7 +453,7 @@ class ThreadSampler:
                     # whole time since the last charge is that call's. The call the thread
                     # saw, if any, ended before the last check point: a tick it held would
                     # have been handled there.
-                    blocked = now - self._thread_looked > 2 * self.interval * 1e9
+                    blocked = now - self._thread_looked > self._blocked_ns
                     self._look(sites, now, gap if blocked else min(gap, 2 * self._signal_ns), False)
                     self._c_seen = None
                     return

@@ -58,7 +58,15 @@ def _milliseconds(text: str) -> float:
 
 
 def add_profile_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("script", help="the Python script to profile")
+    parser.add_argument(
+        "-m",
+        dest="module",
+        nargs=argparse.REMAINDER,
+        metavar="MODULE",
+        help="profile a module of your code as `python -m MODULE args` runs it, instead of a script "
+        "(found in the working directory or PYTHONPATH; the module's arguments follow it)",
+    )
+    parser.add_argument("script", nargs="?", help="the Python script to profile")
     parser.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the script")
     _add_output_arguments(parser)
     parser.add_argument(
@@ -221,6 +229,14 @@ def _launcher(ns: argparse.Namespace) -> tuple[str, ...]:
 
 def run_profile(ns: argparse.Namespace) -> int:
     args = list(ns.args)
+    if ns.module is not None:  # -m MODULE args...: what follows the name is the module's
+        if not ns.module:
+            print("bottleneck-lsp: error: -m needs a module name, such as -m pkg.train", file=sys.stderr)
+            return 2
+        ns.module, args = ns.module[0], ns.module[1:]
+    elif ns.script is None:
+        print("bottleneck-lsp: error: give the script to profile (or -m MODULE)", file=sys.stderr)
+        return 2
     if args and args[0] == "--":
         args = args[1:]
     if ns.fail_on_regression is not None and ns.baseline is None:
@@ -249,7 +265,8 @@ def run_profile(ns: argparse.Namespace) -> int:
 
 def _profile(ns: argparse.Namespace, args: list[str], baseline: Document | None, save_raw: str | None) -> int:
     spec = JobSpec(
-        script=ns.script,
+        script=ns.script or "",
+        module=ns.module,
         args=tuple(args),
         python=ns.python,
         cwd=ns.cwd,
@@ -521,7 +538,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def dropin_main(argv: list[str] | None = None) -> int:
-    """``python -m bottleneck_lsp script.py [args]``."""
+    """``python -m bottleneck_lsp script.py [args]`` (or ``-m module [args]``)."""
     parser = _profile_parser("python -m bottleneck_lsp")
     return run_profile(parser.parse_args(sys.argv[1:] if argv is None else argv))
 

@@ -94,9 +94,10 @@ class RunnerArgs:
     """The runner's command line: built by the job (``argv``), read by the runner (``parse``)."""
 
     pass_name: str
-    script: str
+    script: str  # the file that runs (with ``module``: the module's file, found by the job)
     out: str
     cwd: str
+    module: str | None = None  # run as ``python -m module`` (runpy), not as a file
     roots: list[str] = field(default_factory=list)
     strip_path: str | None = None  # the runner's own folder, taken off the script's sys.path
     environment: bool = False  # collect the environment summary (the first pass)
@@ -116,6 +117,8 @@ class RunnerArgs:
     def options(self) -> list[str]:
         """The command line after the module's name (what a fork server's child parses)."""
         cmd = ["--pass", self.pass_name, "--script", self.script, "--out", self.out, "--cwd", self.cwd]
+        if self.module is not None:
+            cmd += ["--module", self.module]
         if self.strip_path is not None:
             cmd += ["--strip-path", self.strip_path]
         for root in self.roots:
@@ -147,6 +150,7 @@ class RunnerArgs:
         parser.add_argument("--script", required=True)
         parser.add_argument("--out", required=True)
         parser.add_argument("--cwd", required=True)
+        parser.add_argument("--module", default=None)
         parser.add_argument("--root", dest="roots", action="append", default=[])
         parser.add_argument("--strip-path")
         parser.add_argument("--environment", action="store_true")

@@ -41,6 +41,7 @@ from .contract import (
 from .forklaunch import find_python
 from .forks import ForkServer, ForkServerError, environ, runner_folder
 from .model import Document, Environment, Launch, ModelError, Pass, RankRun, ScriptError, Tool
+from .modulepath import ModuleLookupError, find_module_file, search_path
 from .process import RunnerProcess, kill_group
 
 MAX_NPROC_PER_NODE = 64
@@ -52,7 +53,7 @@ class JobError(Exception):
 
 @dataclass(frozen=True)
 class JobSpec:
-    script: str
+    script: str  # with ``module``: found by validate (the module's file)
     args: tuple[str, ...] = ()
     python: str = sys.executable
     cwd: str | None = None
@@ -77,6 +78,9 @@ class JobSpec:
     # A distributed job's autograd passes record input shapes, for the bytes each collective
     # sent: memory-hungry on some models (docs/performance.md), so asked for.
     collective_sizes: bool = False
+    # Run as ``python -m module`` (a dotted name, found under the working directory or
+    # PYTHONPATH: modulepath.py), not as the file ``script``.
+    module: str | None = None
 
     @property
     def distributed(self) -> bool:
@@ -140,6 +144,18 @@ def _resolve_python(python: str) -> str:
 
 def validate(spec: JobSpec) -> JobSpec:
     """Check the request before anything runs; raise JobError with a clear message."""
+    cwd = os.path.abspath(spec.cwd) if spec.cwd else os.getcwd()
+    roots = tuple(os.path.abspath(r) for r in spec.roots)
+    if spec.module is not None:
+        if not os.path.isdir(cwd):
+            raise JobError(f"Working directory not found: {spec.cwd}")
+        try:
+            found = find_module_file(spec.module, search_path(cwd, os.environ.get("PYTHONPATH")))
+        except ModuleLookupError as exc:
+            raise JobError(str(exc)) from None
+        # The whole package is the user's code, not only the module's folder.
+        spec = replace(spec, script=found.file)
+        roots = (found.base, *(r for r in roots if r != found.base))
     script = os.path.abspath(spec.script)
     if not os.path.exists(script):
         raise JobError(f"Script not found: {spec.script}")
@@ -151,7 +167,6 @@ def validate(spec: JobSpec) -> JobSpec:
             handle.read(1)
     except OSError as exc:
         raise JobError(f"Script is not readable: {spec.script} ({exc.strerror or exc})") from None
-    cwd = os.path.abspath(spec.cwd) if spec.cwd else os.getcwd()
     if not os.path.isdir(cwd):
         raise JobError(f"Working directory not found: {spec.cwd}")
     passes = spec.passes
@@ -204,7 +219,7 @@ def validate(spec: JobSpec) -> JobSpec:
         args=tuple(spec.args),
         python=_resolve_python(spec.python),
         cwd=cwd,
-        roots=tuple(os.path.abspath(r) for r in spec.roots),
+        roots=roots,
         passes=passes,
         event_budget=max(spec.event_budget, 0),
         save_raw=save_raw,
@@ -275,6 +290,7 @@ class Job:
             tool=Tool(name="bottleneck-lsp", version=__version__),
             created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
             script=spec.script,
+            module=spec.module,
             args=list(spec.args),
             cwd=spec.cwd,
             roots=[os.path.dirname(spec.script), *spec.roots],
@@ -282,7 +298,10 @@ class Job:
             passes=[],
             status="ok",
             # written only for a distributed job
-            absent=frozenset() if spec.distributed else frozenset({"launch", "ranks", "distributed"}),
+            absent=frozenset(
+                ({"module"} if spec.module is None else set())
+                | (set() if spec.distributed else {"launch", "ranks", "distributed"})
+            ),
         )
         ranks = spec.report_ranks() if spec.distributed else None
         if ranks is not None:
@@ -445,6 +464,7 @@ class Job:
         return RunnerArgs(
             pass_name=name,
             script=spec.script,
+            module=spec.module,
             out=out,
             cwd=spec.cwd,
             roots=list(spec.roots),

@@ -573,6 +573,7 @@ class Document(Node):
     tool: Tool
     created: str = ""
     script: str
+    module: str | None = None  # run as ``python -m module`` (``script``: its file)
     args: list[str]
     cwd: str
     roots: list[str]

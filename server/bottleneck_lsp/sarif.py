@@ -151,7 +151,9 @@ def render(
             {
                 "executionSuccessful": doc.status == "ok",
                 **({"exitCode": doc.exit_code} if doc.exit_code is not None else {}),
-                "commandLine": " ".join(["python", doc.script, *doc.args]),
+                "commandLine": " ".join(
+                    ["python", *(["-m", doc.module] if doc.module else [doc.script]), *doc.args]
+                ),
             }
         ],
         "results": results,

@@ -156,7 +156,7 @@ class _Run:
         ns = self.ns
         script_path = os.path.abspath(ns.script)
         roots = [os.path.dirname(script_path), *ns.roots]
-        script.prepare_process(script_path, ns.args, ns.cwd, ns.strip_path)
+        script.prepare_process(script_path, ns.args, ns.cwd, ns.strip_path, ns.module)
         # Resolve relative file names against the places they were relative to when the
         # script started: it may chdir or edit sys.path as it runs.
         self.files = FileClassifier(roots, search_dirs=[*sys.path, os.getcwd()])
@@ -225,7 +225,10 @@ class _Run:
             ).install()
         self.profiler.start()
         try:
-            script.run_as_main(code, script_path)
+            if ns.module:
+                script.run_module_as_main(ns.module)
+            else:
+                script.run_as_main(code, script_path)
         except SystemExit as exc:
             status = script.exit_code_of(exc)
             part.update({"status": "exit" if status else "ok", "exit_code": status})

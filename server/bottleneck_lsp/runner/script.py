@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import runpy
 import sys
 import traceback
 import types
@@ -57,8 +58,12 @@ def compile_script(path: str) -> types.CodeType:
         ) from None
 
 
-def prepare_process(script: str, args: list[str], cwd: str, strip_path: str | None) -> None:
-    """Make this process look like ``python script args`` started in ``cwd``."""
+def prepare_process(
+    script: str, args: list[str], cwd: str, strip_path: str | None, module: str | None = None
+) -> None:
+    """Make this process look like ``python script args`` started in ``cwd`` (with
+    ``module``: ``python -m module args``, whose ``sys.path[0]`` is ``cwd`` and whose
+    ``sys.argv[0]`` is the module's file, ``script``)."""
     if strip_path:
         real = os.path.realpath(strip_path)
         sys.path[:] = [p for p in sys.path if not p or os.path.realpath(p) != real]
@@ -67,7 +72,7 @@ def prepare_process(script: str, args: list[str], cwd: str, strip_path: str | No
             os.environ.pop("PYTHONPATH", None)
         else:
             os.environ["PYTHONPATH"] = original
-    script_dir = os.path.dirname(os.path.abspath(script))
+    script_dir = os.path.abspath(cwd) if module else os.path.dirname(os.path.abspath(script))
     if sys.path and sys.path[0] in ("", os.getcwd(), os.path.realpath(os.getcwd())):
         sys.path[0] = script_dir
     else:
@@ -93,11 +98,25 @@ def run_as_main(code: types.CodeType, script: str) -> None:
     exec(code, main.__dict__)
 
 
+def run_module_as_main(module: str) -> None:
+    """Execute a module as ``python -m module`` would: its package imported first, then the
+    module (a package: its ``__main__``) as ``__main__``, with ``__spec__`` set, as
+    ``python -m cProfile -m module`` runs it."""
+    runpy.run_module(module, run_name="__main__", alter_sys=True)
+
+
+def _runpy_frame(file_name: str) -> bool:
+    """A frame of runpy's, which ran the module (``-m``): not the user's traceback."""
+    return file_name == "<frozen runpy>" or file_name == runpy.__file__
+
+
 def describe_exception(exc: BaseException, files: FileClassifier) -> dict[str, Any]:
     """The exception, its innermost location in the user's files, and a traceback
     with the runner's own frames left out."""
     entries = [
-        e for e in traceback.extract_tb(exc.__traceback__) if not e.filename.startswith(_RUNNER_DIR + os.sep)
+        e
+        for e in traceback.extract_tb(exc.__traceback__)
+        if not e.filename.startswith(_RUNNER_DIR + os.sep) and not _runpy_frame(e.filename)
     ]
     location: traceback.FrameSummary | None = None
     for entry in entries:

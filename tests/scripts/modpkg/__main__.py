@@ -1,0 +1,1 @@
+print("INTROSPECT {\"main\": true}")

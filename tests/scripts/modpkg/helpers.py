@@ -1,0 +1,5 @@
+import torch
+
+
+def heavy(x):
+    return torch.tanh(x @ x)  # HOT

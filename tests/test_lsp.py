@@ -228,6 +228,7 @@ async def test_failures_before_running_are_clear_and_run_nothing(client: Languag
             {"uri": uri_of("fn_call.py"), "torchrunArgs": ["--run-path", "x.py"]},
             "Torchrun option --run-path is not supported here",
         ),
+        ({"uri": uri_of("fn_call.py"), "module": True}, "fn_call.py is not in a package"),
     ]
     for arguments, expected in cases:
         result = await execute(client, "bottleneck.profile", arguments)
@@ -239,6 +240,21 @@ async def test_failures_before_running_are_clear_and_run_nothing(client: Languag
         await execute(client, "bottleneck.profile", 42)
     # still alive
     assert (await execute(client, "bottleneck.clear"))["cleared"] >= 0
+
+
+async def test_a_file_with_relative_imports_runs_as_a_module(client: LanguageClient) -> None:
+    """As a file, Python stops at a relative import; the server runs such a file in a
+    package as ``python -m`` would, from the workspace folder."""
+    entry = uri_of("modpkg/sub/entry.py")
+    result = await execute(client, "bottleneck.profile", {"uri": entry})
+    assert result["status"] == "ok", result
+    diag = hot_diagnostic(client, "modpkg/helpers.py")
+    assert "aten::mm" in diag.message
+    assert any("entry.py: runs as python -m modpkg.sub.entry" in m.message for m in client.log_messages)
+    result = await execute(client, "bottleneck.profile", {"uri": entry, "module": False})  # as a file
+    assert result["status"] == "error"
+    errors = [d for d in client.diagnostics.get(entry, []) if d.severity == types.DiagnosticSeverity.Error]
+    assert errors and "attempted relative import with no known parent package" in errors[0].message
 
 
 async def test_timeout_and_missing_torch_are_explained(client: LanguageClient) -> None:

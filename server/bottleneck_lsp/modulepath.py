@@ -9,6 +9,7 @@ module with runpy in the pass's own process, packages and all.
 from __future__ import annotations
 
 import os
+import re
 from typing import NamedTuple
 
 
@@ -68,3 +69,39 @@ def _packages_exist(base: str, packages: list[str]) -> bool:
     """Every enclosing package is a folder (regular, with ``__init__.py``, or a namespace
     package without)."""
     return all(os.path.isdir(os.path.join(base, *packages[: i + 1])) for i in range(len(packages)))
+
+
+_RELATIVE_IMPORT = re.compile(rb"^[ \t]*from[ \t]+\.", re.MULTILINE)
+_SOURCE_LIMIT = 4 * 1024 * 1024  # bytes read to look for a relative import
+
+
+class Dotted(NamedTuple):
+    name: str  # pkg.sub.train
+    base: str  # the folder above the outermost package
+
+
+def module_of_file(path: str) -> Dotted | None:
+    """The dotted name a file in a package runs under with ``-m`` (``base``: the folder
+    above its outermost package), or None when its folder is not a package."""
+    folder = os.path.dirname(os.path.abspath(path))
+    stem = os.path.splitext(os.path.basename(path))[0]
+    if not stem.isidentifier() or not os.path.isfile(os.path.join(folder, "__init__.py")):
+        return None
+    parts = [] if stem == "__main__" else [stem]
+    while os.path.isfile(os.path.join(folder, "__init__.py")):
+        name = os.path.basename(folder)
+        if not name.isidentifier():
+            return None
+        parts.insert(0, name)
+        folder = os.path.dirname(folder)
+    return Dotted(".".join(parts), folder)
+
+
+def uses_relative_imports(path: str) -> bool:
+    """Whether a file has a relative import (``from . import x``): run as a file, Python
+    stops there ("attempted relative import with no known parent package")."""
+    try:
+        with open(path, "rb") as handle:
+            return _RELATIVE_IMPORT.search(handle.read(_SOURCE_LIMIT)) is not None
+    except OSError:
+        return False

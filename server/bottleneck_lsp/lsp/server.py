@@ -31,7 +31,7 @@ from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 
-from .. import __version__, analysis, relocate, report, result, wording
+from .. import __version__, analysis, modulepath, relocate, report, result, wording
 from ..contract import PASSES
 from ..jobs import Job, JobError, JobEvent, JobSpec
 from ..model import Document
@@ -72,6 +72,11 @@ class ProfileArguments:
     nprocPerNode: int | None = None  # noqa: N815 - the JSON key, as the other settings
     torchrunArgs: list[str] | None = None  # noqa: N815
     collectiveSizes: bool | None = None  # noqa: N815
+    # Run the file as ``python -m pkg.mod`` (its name from the packages around it): true, or
+    # false for a plain file; unset: as a module when it is in a package and uses relative
+    # imports (as a file, Python stops at them) and its package is found from the working
+    # directory.
+    module: bool | None = None
 
 
 @attrs.define
@@ -307,6 +312,7 @@ def _spec(ls: BottleneckServer, arguments: ProfileArguments) -> JobSpec:
     sizes = arguments.collectiveSizes if arguments.collectiveSizes is not None else settings.collective_sizes
     return JobSpec(
         script=script,
+        module=_module(script, cwd, arguments.module),
         args=tuple(args),
         python=arguments.python or settings.python,
         cwd=cwd,
@@ -322,6 +328,30 @@ def _spec(ls: BottleneckServer, arguments: ProfileArguments) -> JobSpec:
         # flag without --nproc-per-node, one request at a time)
         collective_sizes=sizes and (nproc > 1 or bool(launcher)),
     )
+
+
+def _module(script: str, cwd: str, asked: bool | None) -> str | None:
+    """The dotted name to run ``script`` under with ``-m``, or None to run it as a file
+    (see ``ProfileArguments.module``)."""
+    if asked is False:
+        return None
+    dotted = modulepath.module_of_file(script)
+    if dotted is None:
+        if asked:
+            raise JobError(
+                f"{os.path.basename(script)} is not in a package (no __init__.py beside it): "
+                "it runs as a file, not with -m"
+            )
+        return None
+    found = dotted.base in modulepath.search_path(os.path.abspath(cwd), os.environ.get("PYTHONPATH"))
+    if asked and not found:
+        raise JobError(
+            f"{dotted.name} cannot run with -m from {cwd}: its top package is in {dotted.base}, "
+            "which is neither the working directory nor on PYTHONPATH (set bottleneck.cwd to it)"
+        )
+    if asked or (found and modulepath.uses_relative_imports(script)):
+        return dotted.name
+    return None
 
 
 def _workspace_folder_of(ls: BottleneckServer, path: str) -> str | None:
@@ -506,6 +536,8 @@ async def profile(ls: BottleneckServer, arguments: ProfileArguments) -> dict[str
         return _fail(ls, str(exc))
     script = job.spec.script
     _warn_unsaved(ls, script)
+    if job.spec.module is not None:
+        ls.log(f"{os.path.basename(script)}: runs as python -m {job.spec.module} (from {job.spec.cwd})")
     previous = ls.state.running.get(script)
     if previous is None and script in ls.state.results:
         # What the lenses compare with ("-35% since last run"); a restart keeps the one

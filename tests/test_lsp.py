@@ -255,6 +255,7 @@ async def test_a_file_with_relative_imports_runs_as_a_module(client: LanguageCli
     assert result["status"] == "error"
     errors = [d for d in client.diagnostics.get(entry, []) if d.severity == types.DiagnosticSeverity.Error]
     assert errors and "attempted relative import with no known parent package" in errors[0].message
+    assert "it is in a package: it runs as python -m modpkg.sub.entry with the module argument" in str(result)
 
 
 async def test_timeout_and_missing_torch_are_explained(client: LanguageClient) -> None:

@@ -153,3 +153,18 @@ def test_sarif_gives_the_command_line_that_ran() -> None:
     assert done.returncode == 0, done.stderr[-3000:]
     run = json.loads(done.stdout)["runs"][0]
     assert run["invocations"][0]["commandLine"] == f"python -m {ENTRY} x"
+
+
+def test_a_package_file_run_as_a_file_is_told_how_to_run_as_a_module(tmp_path: Any) -> None:
+    """As a file, Python stops at the relative import: the report says what to run."""
+    done = subprocess.run(
+        [CLI, "profile", "--passes", "cprofile", str(ENTRY_FILE)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 1
+    assert "ImportError: attempted relative import with no known parent package" in done.stdout
+    hint = f"profile it as a module, `bottleneck-lsp profile --cwd {SCRIPTS} -m {ENTRY}`."
+    assert hint in done.stdout, done.stdout[-2000:]

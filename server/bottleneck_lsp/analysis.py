@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from . import distributed
+from . import distributed, modulepath
 from .model import (
     CallFromLine,
     Cell,
@@ -465,6 +465,19 @@ def overall_status(doc: Document) -> tuple[str, int | None]:
 def failed_pass(doc: Document) -> Pass | None:
     """The first pass whose script failed, with its error (``part.error``)."""
     return next((part for part in doc.passes if part.error is not None), None)
+
+
+_NO_PARENT_PACKAGE = "attempted relative import with no known parent package"
+
+
+def run_as_module(doc: Document) -> modulepath.Dotted | None:
+    """When the script, run as a file, stopped at a relative import and lies in a package:
+    the module it runs as with ``-m`` (and the folder to run that from)."""
+    failed = failed_pass(doc)
+    error = failed.error if failed is not None else None
+    if doc.module or error is None or error.type != "ImportError" or _NO_PARENT_PACKAGE not in error.message:
+        return None
+    return modulepath.module_of_file(doc.script)
 
 
 _OOM_WORDS = ("out of memory", "can't allocate memory", "cannot allocate memory")

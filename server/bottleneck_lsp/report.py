@@ -340,6 +340,11 @@ def error_lines(doc: Document, cwd: str) -> list[str]:
             f"{_where(error.file, cwd)}:{error.line}:{error.column or 1}: error: "
             f"{f'rank {error.rank}: ' if error.rank is not None else ''}{error.type}: {_ascii(error.message)}"
         )
+    module = analysis.run_as_module(doc)
+    if module is not None:
+        where = "" if module.base == doc.cwd else f" --cwd {module.base}"
+        command = f"bottleneck-lsp profile{where} -m {module.name}"
+        out.append(f"The script is in a package: profile it as a module, `{command}`.")
     return out
 
 

@@ -401,6 +401,10 @@ def _summary(doc: Document, added: list[notes.Annotation]) -> str:
         error = failed.error
         where = f" at {os.path.basename(error.file)}:{error.line}" if error.file else ""
         head += f"; rank {error.rank} failed: {error.type}{where}"
+    module = analysis.run_as_module(doc)
+    if module is not None:
+        how = "the module argument" if module.base == doc.cwd else f"bottleneck.cwd set to {module.base}"
+        head += f"; it is in a package: it runs as python -m {module.name} with {how}"
     straggler = doc.distributed.straggler if doc.distributed is not None else None
     if straggler is not None:
         head += f"; straggler: rank {straggler.rank}"

@@ -168,3 +168,21 @@ def test_a_package_file_run_as_a_file_is_told_how_to_run_as_a_module(tmp_path: A
     assert "ImportError: attempted relative import with no known parent package" in done.stdout
     hint = f"profile it as a module, `bottleneck-lsp profile --cwd {SCRIPTS} -m {ENTRY}`."
     assert hint in done.stdout, done.stdout[-2000:]
+
+
+def test_the_file_found_is_the_one_python_dash_m_runs(tmp_path: Any) -> None:
+    """Where a package and a module share a name, Python's import system decides: a regular
+    package, then a module, then a namespace package. Each candidate prints its own path."""
+    from bottleneck_lsp.modulepath import find_module_file
+
+    files = ["a/__init__.py", "a/b/__init__.py", "a/b/__main__.py", "a/b.py", "ns/__main__.py", "ns.py"]
+    for name in files:
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("print(__file__)\n" if name.endswith(("__main__.py", "b.py", "ns.py")) else "")
+    for module in ("a.b", "ns"):
+        real = subprocess.run(
+            [sys.executable, "-m", module], cwd=tmp_path, capture_output=True, text=True, timeout=60
+        )
+        assert real.returncode == 0, real.stderr
+        assert find_module_file(module, [str(tmp_path)]).file == real.stdout.strip()

@@ -45,8 +45,11 @@ def find_module_file(name: str, dirs: list[str]) -> Found:
             f"Not a module name: {name!r}: -m takes a dotted name such as pkg.train{hint}"
         )
     for base in dirs:
+        # As Python's import system looks: a regular package, then a module, then a
+        # namespace package (a folder without __init__.py).
         stem = os.path.join(base, *parts)
-        if os.path.isfile(stem + ".py") and _packages_exist(base, parts[:-1]):
+        regular = os.path.isfile(os.path.join(stem, "__init__.py"))
+        if not regular and os.path.isfile(stem + ".py") and _packages_exist(base, parts[:-1]):
             return Found(stem + ".py", base)
         if os.path.isdir(stem) and _packages_exist(base, parts):
             main = os.path.join(stem, "__main__.py")

@@ -186,3 +186,10 @@ def test_the_file_found_is_the_one_python_dash_m_runs(tmp_path: Any) -> None:
         )
         assert real.returncode == 0, real.stderr
         assert find_module_file(module, [str(tmp_path)]).file == real.stdout.strip()
+
+
+def test_a_missing_working_directory_is_refused_for_a_module_and_a_script(tmp_path: Any) -> None:
+    gone = str(tmp_path / "gone")
+    for spec in (JobSpec(script="", module=ENTRY, cwd=gone), JobSpec(script=str(ENTRY_FILE), cwd=gone)):
+        with pytest.raises(JobError, match=r"Working directory not found: .*gone"):
+            Job(spec)

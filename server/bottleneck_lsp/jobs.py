@@ -145,10 +145,10 @@ def _resolve_python(python: str) -> str:
 def validate(spec: JobSpec) -> JobSpec:
     """Check the request before anything runs; raise JobError with a clear message."""
     cwd = os.path.abspath(spec.cwd) if spec.cwd else os.getcwd()
+    if not os.path.isdir(cwd):
+        raise JobError(f"Working directory not found: {spec.cwd}")
     roots = tuple(os.path.abspath(r) for r in spec.roots)
     if spec.module is not None:
-        if not os.path.isdir(cwd):
-            raise JobError(f"Working directory not found: {spec.cwd}")
         try:
             found = find_module_file(spec.module, search_path(cwd, os.environ.get("PYTHONPATH")))
         except ModuleLookupError as exc:
@@ -167,8 +167,6 @@ def validate(spec: JobSpec) -> JobSpec:
             handle.read(1)
     except OSError as exc:
         raise JobError(f"Script is not readable: {spec.script} ({exc.strerror or exc})") from None
-    if not os.path.isdir(cwd):
-        raise JobError(f"Working directory not found: {spec.cwd}")
     passes = spec.passes
     memory = spec.memory
     if passes is not None:

@@ -1,8 +1,8 @@
 import torch
 
 # One intra-op thread: with two on a busy machine, every op waits for the pool's other
-# thread to be scheduled, and `a + 1` and `d.mean()` then really take 35-40% of the run
-# (measured with two busy loops beside it; 3-6% with one thread, busy or not).
+# thread to be scheduled, and `a + 1` and `d.mean()` then really take 34-41% of the run
+# (the script timed itself, two busy loops beside it); 4-9% with one thread, busy or not.
 torch.set_num_threads(1)
 
 

@@ -12,11 +12,17 @@ that every way times a warm body), alternating, medians of the runs:
 - ``+ranges``: the cpu pass's line marker instead (``passes.make_line_marker`` with
   ``LineRanges``: the innermost frame of the script's folder, a ``_RecordFunctionFast``
   range named after its line around each call);
-- ``cpu pass``: and the cProfile counter that counts the user's function entries (for the
-  "passes disagree" check): the cpu pass's instruments, all of them.
+- ``+cProfile counter``: and a cProfile profiler without timing table counting the user's
+  function entries (for the "passes disagree" check), the cpu pass's counter before
+  session 26 and still its counter on Python 3.10 and 3.11;
+- ``cpu pass``: ``+ranges`` and the pass's own counter (``runner/entrycount.py``:
+  ``sys.monitoring`` on 3.12 and later, where it skips code that is not the user's; the
+  same cProfile counter before): the cpu pass's instruments, all of them.
 
 Per way: the body (the profiler's stop not included) against the bare body, and the cost
-per torch call (the marker's count) over the previous way.
+per torch call (the marker's count) over the way it adds to. Run it with each interpreter
+to compare (``/path/to/python3.12 benchmarks/autograd_body.py``: torch and this package
+installed there).
 
 Usage: .venv/bin/python benchmarks/autograd_body.py [--runs N] [workload ...]
 """
@@ -24,20 +30,27 @@ Usage: .venv/bin/python benchmarks/autograd_body.py [--runs N] [workload ...]
 from __future__ import annotations
 
 import argparse
-import itertools
+import platform
 import statistics
+import subprocess
+import sys
 from pathlib import Path
 
 from line_source import PRELUDE, one
 
 HERE = Path(__file__).resolve().parent
 WORKLOADS = ("vae", "lstm_lm", "rnn_classifier")
-WAYS = ("bare", "profiler", "+mode", "+ranges", "cpu pass")
+WAYS = ("bare", "profiler", "+mode", "+ranges", "+cProfile counter", "cpu pass")
+# --ways may add the counters alone, without profiler or marker: their own cost, less noisy
+ALONE = ("cProfile counter alone", "counter alone")
+ADDS_TO = {"profiler": "bare", "+mode": "profiler", "+ranges": "+mode", "+cProfile counter": "+ranges"}
+ADDS_TO.update({"cpu pass": "+ranges", ALONE[0]: "bare", ALONE[1]: "bare"})
 
 CHILD = (
     PRELUDE
     + r"""
 import cProfile, contextlib
+from bottleneck_lsp.runner.entrycount import EntryCounter
 from bottleneck_lsp.runner.lineranges import LineRanges
 from bottleneck_lsp.runner.passes import make_line_marker
 from bottleneck_lsp.runner.paths import FileClassifier
@@ -45,15 +58,21 @@ from bottleneck_lsp.runner.paths import FileClassifier
 runpy.run_path(script, run_name="__main__")  # warm: every way times its second body
 stack = contextlib.ExitStack()
 marker = None
-if way != "bare":
+if way not in ("bare", "cProfile counter alone", "counter alone"):
     stack.enter_context(torch.autograd.profiler.profile())
 if way == "+mode":
     stack.enter_context(Identity())
-if way in ("+ranges", "cpu pass"):
-    ranges = LineRanges(FileClassifier([folder], search_dirs=sys.path))
+counter = None
+if way in ("+ranges", "+cProfile counter", "cpu pass"):
+    files = FileClassifier([folder], search_dirs=sys.path)
+    ranges = LineRanges(files)
     marker = make_line_marker(torch, 0, lambda why: None, None, ranges)
     stack.enter_context(marker)
-counter = cProfile.Profile(subcalls=False, builtins=False) if way == "cpu pass" else None
+if way in ("+cProfile counter", "cProfile counter alone"):
+    counter = cProfile.Profile(subcalls=False, builtins=False)
+elif way in ("cpu pass", "counter alone"):
+    files = FileClassifier([folder], search_dirs=sys.path)
+    counter = EntryCounter(lambda code: files.resolve(code.co_filename) is not None)
 begin = time.perf_counter()
 if counter is not None:
     counter.enable()
@@ -68,29 +87,43 @@ print(json.dumps({"body": body, "calls": calls}))
 )
 
 
+def torch_version() -> str:
+    done = subprocess.run(
+        [sys.executable, "-c", "import torch; print(torch.__version__)"], capture_output=True, text=True
+    )
+    return done.stdout.strip() or "?"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument(
+        "--ways", default=",".join(WAYS), help=f"comma-separated, bare first; also: {', '.join(ALONE)}"
+    )
     parser.add_argument("workloads", nargs="*", default=list(WORKLOADS))
     ns = parser.parse_args()
-    heads = " | ".join(f"{way} / bare" for way in WAYS[1:])
-    steps = " | ".join(f"{way}: us per call" for way in WAYS[1:])
+    ways = ["bare", *(w for w in ns.ways.split(",") if w and w != "bare")]
+    unknown = [w for w in ways if w not in (*WAYS, *ALONE)]
+    if unknown or any(ADDS_TO[w] not in ways for w in ways[1:]):
+        parser.error(f"--ways: unknown {unknown}, or a way without the one it adds to")
+    print(f"Python {platform.python_version()}, torch {torch_version()}")
+    heads = " | ".join(f"{way} / bare" for way in ways[1:])
+    steps = " | ".join(f"{way}: us per call" for way in ways[1:])
     print(f"| workload | bare body | torch calls | {heads} | {steps} |")
-    print("| --- | --- | --- |" + " --- |" * (2 * (len(WAYS) - 1)))
+    print("| --- | --- | --- |" + " --- |" * (2 * (len(ways) - 1)))
     for name in ns.workloads:
         script = HERE / "workloads" / f"{name}.py"
-        runs: dict[str, list[float]] = {way: [] for way in WAYS}
+        runs: dict[str, list[float]] = {way: [] for way in ways}
         calls = 0.0
         for _ in range(ns.runs):
-            for way in WAYS:
+            for way in ways:
                 found = one(way, script, CHILD)
                 runs[way].append(found["body"])
                 calls = max(calls, found["calls"])
         body = {way: statistics.median(times) for way, times in runs.items()}
-        ratios = " | ".join(f"{body[way] / body['bare']:.2f}x" for way in WAYS[1:])
+        ratios = " | ".join(f"{body[way] / body['bare']:.2f}x" for way in ways[1:])
         per_call = " | ".join(
-            f"{(body[way] - body[before]) / calls * 1e6:+.1f}" if calls else "-"
-            for before, way in itertools.pairwise(WAYS)
+            f"{(body[way] - body[ADDS_TO[way]]) / calls * 1e6:+.1f}" if calls else "-" for way in ways[1:]
         )
         print(f"| {name} | {body['bare']:.2f} s | {calls:,.0f} | {ratios} | {per_call} |")
 

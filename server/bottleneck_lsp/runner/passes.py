@@ -19,6 +19,7 @@ from . import callsites, device, kinetolog, memory, recording
 from .attribution import TOP_LINKS, TOP_OPS, Attributor, LineStats
 from .callsites import position_fields, source_position
 from .device import Activity
+from .entrycount import EntryCounter
 from .lineranges import LineRanges
 from .paths import FileClassifier, is_runner_file
 from .sampler import ThreadSampler
@@ -290,12 +291,10 @@ class AutogradPass:
             torch, with_stack=self.ranges is None, device=self.device, memory=memory, shapes=shapes
         )
         # Without the tracer, entries into the user's functions (the "passes disagree"
-        # check) are counted as cProfile counts them: Python calls only, no timing table.
-        self.counter: Any = None
+        # check) are counted as cProfile counts them (entrycount.py).
+        self.counter: EntryCounter | None = None
         if self.ranges is not None:
-            import cProfile
-
-            self.counter = cProfile.Profile(subcalls=False, builtins=False)
+            self.counter = EntryCounter(lambda code: files.resolve(code.co_filename) is not None)
         self.save_raw = save_raw
         self.raw_note = ""
         # Memory events count toward the budget: with them a torch call costs about twice
@@ -447,16 +446,7 @@ class AutogradPass:
     def _function_entries(self) -> list[tuple[str, int, str, int]] | None:
         """(file name, first line, function, entries) of the user's functions, as the
         counter saw them; None when the tracer's call nodes count them (``Attributor``)."""
-        if self.counter is None:
-            return None
-        out = []
-        for entry in self.counter.getstats():
-            code = entry.code
-            if isinstance(code, str) or not entry.callcount:
-                continue
-            if self.files.resolve(code.co_filename) is not None:
-                out.append((code.co_filename, code.co_firstlineno, code.co_name, entry.callcount))
-        return out
+        return self.counter.entries() if self.counter is not None else None
 
     def _save_raw(
         self,

@@ -14,8 +14,11 @@ import torch
 def worker_state(_: int) -> str:
     default_term = signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
     real_exit = isinstance(os._exit, types.BuiltinFunctionType)
-    hook = sys.getprofile()
-    return f"sigterm default={default_term} real _exit={real_exit} profile hook={hook is not None}"
+    hook = sys.getprofile() is not None
+    monitoring = getattr(sys, "monitoring", None)  # Python 3.12+: cProfile is a tool there
+    if monitoring is not None:
+        hook = hook or any(monitoring.get_events(tool) for tool in range(6) if monitoring.get_tool(tool))
+    return f"sigterm default={default_term} real _exit={real_exit} profile hook={hook}"
 
 
 def main() -> None:

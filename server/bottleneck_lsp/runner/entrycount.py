@@ -20,6 +20,7 @@ Standard library only: this runs in the user's interpreter.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from types import CodeType
@@ -41,6 +42,9 @@ class EntryCounter:
         self.kind = "sys.monitoring" if self._monitoring is not None else "cProfile"
 
     def enable(self) -> None:
+        # A child the script forks (a DataLoader's worker) is not counted, and pays nothing
+        if hasattr(os, "register_at_fork"):
+            os.register_at_fork(after_in_child=self.disable)
         if self._monitoring is not None:
             tool = _free_tool(self._monitoring)
             if tool is not None:

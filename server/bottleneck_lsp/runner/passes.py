@@ -51,6 +51,10 @@ class CProfilePass:
     def start(self) -> None:
         self.started = time.perf_counter()
         self.profiler.enable()
+        # A child the script forks (a DataLoader's worker) runs unprofiled, as without us:
+        # install_exit_hooks drops the 3.11 profile hook, not 3.12's sys.monitoring tool.
+        if hasattr(os, "register_at_fork"):
+            os.register_at_fork(after_in_child=self.profiler.disable)
 
     def stop(self) -> None:
         self.profiler.disable()

@@ -373,8 +373,9 @@ def disagreements(doc: Document, limit: int = 3) -> list[Disagreement]:
     Every pass runs the script afresh; a script whose work depends on unseeded randomness,
     the clock or outside data does not do the same work each time, and figures from
     different passes then describe different runs. Counted: cProfile's calls and the
-    autograd passes' function entries (a counter in the cpu pass, the tracer's call nodes in
-    the cuda pass), main thread only, passes that ran to the end."""
+    autograd passes' function entries (a counter in the cpu pass, runner/entrycount.py, that
+    counts as cProfile does: the main thread on Python 3.11 and earlier, every thread on
+    3.12+; the tracer's call nodes in the cuda pass, main thread), passes that ran to the end."""
     lines: dict[tuple[str, str], int] = {}
     counts = {name: _entries(doc.pass_named(name), lines) for name in ("cprofile", "cpu", "cuda")}
     present = {name: c for name, c in counts.items() if c}

@@ -6,7 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test check lint typecheck pytest faults bench fidelity extension vsix e2e clean
+.PHONY: demo test check check-pythons lint typecheck pytest faults bench fidelity extension vsix e2e clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -38,6 +38,22 @@ test: lint typecheck pytest faults e2e
 # test but the slow ones (fidelity corpus, soak, repeated fault runs). `make test` is CI's.
 check: lint typecheck extension
 	$(PY) -m pytest -q -m "not slow"
+
+# Optional, not in CI: the everyday tier's Python tests under other CPythons that pyenv has
+# here (default 3.12 and 3.13; `make check-pythons PYTHONS=3.10`), each in .venv-VERSION.
+# torch 2.13.0 for them comes from the package index as its CUDA build (about 3 GB each, once;
+# it runs on the CPU): only Python 3.11's CPU build lies on this machine's disk.
+PYTHONS ?= 3.12 3.13
+check-pythons: $(STAMP)
+	@for v in $(PYTHONS); do \
+		py=$$(ls -d $${PYENV_ROOT:-$$HOME/.pyenv}/versions/$$v.*/bin/python3 2>/dev/null | tail -1); \
+		if [ -z "$$py" ]; then echo "check-pythons: no Python $$v under pyenv's versions"; exit 1; fi; \
+		echo "== Python $$v ($$py)"; \
+		[ -x .venv-$$v/bin/python ] || $$py -m venv .venv-$$v || exit 1; \
+		.venv-$$v/bin/python -m pip install --quiet --disable-pip-version-check torch==2.13.0 || exit 1; \
+		.venv-$$v/bin/python -m pip install --quiet --disable-pip-version-check -e '.[dev]' || exit 1; \
+		.venv-$$v/bin/python -m pytest -q -m "not slow" -p no:cacheprovider || exit 1; \
+	done
 
 # -- VS Code extension ------------------------------------------------------------------------
 # `make extension`: type-check (tsc strict), lint (eslint, no warnings), unit tests (node:test),

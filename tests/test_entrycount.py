@@ -116,7 +116,12 @@ again = EntryCounter(mine)
 again.enable()
 work.f(0)
 again.disable()
-print(json.dumps({"kind": counter.kind, "expected": expected, "counted": counted,
+# a predicate that fails counts nothing and never reaches the script
+broken = EntryCounter(lambda code: 1 / 0)
+broken.enable()
+work.main()
+broken.disable()
+print(json.dumps({"broken": broken.entries(), "kind": counter.kind, "expected": expected, "counted": counted,
                   "again": again.entries()[0][3], "version": list(sys.version_info[:2])}))
 """
 
@@ -139,6 +144,7 @@ def test_counts_equal_cprofiles_in_every_interpreter(python: str, tmp_path: Path
     assert result["expected"], result  # the workload's functions were seen at all
     assert result["counted"] == result["expected"]
     assert result["again"] == 1
+    assert result["broken"] == []
     names = {name for name, _line, _n in result["counted"]}
     assert {"f", "gen", "thrower", "rec", "boom", "co", "managed", "method"} <= names
     if tuple(result["version"]) >= (3, 12):

@@ -34,7 +34,14 @@ class EntryCounter:
     bracket the script, ``entries`` reads the counts."""
 
     def __init__(self, is_user: Callable[[CodeType], bool]) -> None:
-        self.is_user = is_user
+        def safe(code: CodeType) -> bool:
+            # a callback's exception would surface in the script, at the call it saw
+            try:
+                return bool(is_user(code))
+            except Exception:  # noqa: BLE001 - not the user's, then
+                return False
+
+        self.is_user = safe
         self._monitoring: Any = getattr(sys, "monitoring", None)
         self._tool: int | None = None
         self._counts: dict[int, list[Any]] = {}  # id(code) -> [code, entries]

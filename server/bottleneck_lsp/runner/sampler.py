@@ -208,14 +208,25 @@ def _loop_jumps(code: CodeType) -> dict[int, int]:
     the line jumped to (the loop's head). A one-line body keeps its line (see ``_line_of``)."""
     out = {}
     lines = list(code.co_lines())
-    for ins in dis.get_instructions(code):
-        if "JUMP" in ins.opname and isinstance(ins.argval, int) and ins.argval < ins.offset:
+    jumps = [i for i in dis.get_instructions(code) if "JUMP" in i.opname and isinstance(i.argval, int)]
+    for ins in jumps:
+        if ins.argval < ins.offset:
             head = _line_before(code, ins.argval)
             body = {
                 n for start, _end, n in lines if ins.argval <= start <= ins.offset and n not in (None, head)
             }
             if len(body) > 1:
                 out[ins.offset] = head
+    # Python 3.10 also checks at a jump taken forward, and its compiler sends a body's last
+    # ``if`` straight to the jump back: a look there is the same "end of this iteration".
+    # (3.11+ never stops at a forward jump; this changes nothing there.)
+    changed = True
+    while changed:
+        changed = False
+        for ins in jumps:
+            if ins.offset not in out and ins.argval in out:
+                out[ins.offset] = out[ins.argval]
+                changed = True
     return out
 
 

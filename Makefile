@@ -40,7 +40,7 @@ check: lint typecheck extension
 	$(PY) -m pytest -q -m "not slow"
 
 # Optional, not in CI: the everyday tier's Python tests under other CPythons that pyenv has
-# here (default 3.12 and 3.13; `make check-pythons PYTHONS=3.10`), each in .venv-VERSION.
+# here (default 3.12 and 3.13; `make check-pythons PYTHONS="3.10 3.12"`), each in .venv-VERSION.
 # torch 2.13.0 for them comes from the package index as its CUDA build (about 3 GB each, once;
 # it runs on the CPU): only Python 3.11's CPU build lies on this machine's disk.
 PYTHONS ?= 3.12 3.13

@@ -232,11 +232,14 @@ def _loop_jumps(code: CodeType) -> dict[int, int]:
 
 # Where Python checks for pending signals (3.11+: at these, and nowhere else; a binary
 # operator such as ``a @ b`` is not one, so a tick it holds back is handled at the next).
+# Python 3.10 checks at its jump back (JUMP_ABSOLUTE) too, and at a conditional jump when
+# taken, which is left out: not taken, it checked nothing.
 _CHECK_OPS = frozenset(
     dis.opmap[name]
     for name in (
         "RESUME",
         "JUMP_BACKWARD",
+        "JUMP_ABSOLUTE",
         "CALL",
         "CALL_FUNCTION",
         "CALL_METHOD",
@@ -245,6 +248,20 @@ _CHECK_OPS = frozenset(
     )
     if name in dis.opmap
 )
+
+
+# 3.11+ enters and leaves a Python function's frame without a check point; 3.10 checks
+# when its CALL_FUNCTION returns, whatever it called.
+_CHECKS_AFTER_PYTHON_CALLS = sys.version_info < (3, 11)
+
+
+def _on_stack(frame: FrameType | None, function: str) -> bool:
+    """Whether a function of that name is running in ``frame`` or one of its callers."""
+    while frame is not None:
+        if frame.f_code.co_name == function:
+            return True
+        frame = frame.f_back
+    return False
 
 
 @functools.lru_cache(maxsize=4096)
@@ -457,7 +474,11 @@ class ThreadSampler:
             seen, self._c_seen = self._c_seen, None  # that C call is over: charged once
             if _held_here(frame.f_code, frame.f_lasti):
                 sites = self._capture(frame, None)
-                if seen is None or seen[0] != self._key(sites):
+                # Python 3.10 also checks at the end of a call to a Python function: the C
+                # call the thread saw in a function no longer on the stack (the callee, now
+                # returned) held it.
+                callee = _CHECKS_AFTER_PYTHON_CALLS and seen is not None and not _on_stack(frame, seen[1])
+                if (seen is None or seen[0] != self._key(sites)) and not callee:
                     # A C call of this line held it, one no look saw: shorter than the
                     # thread's interval, or one that held the GIL (``sorted`` of a long
                     # list), which kept the thread from looking at all until now: then the

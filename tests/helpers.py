@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -50,3 +52,15 @@ def typed(doc: dict[str, Any]) -> dict[str, Any]:
 def part_of(doc: dict[str, Any], name: str) -> dict[str, Any] | None:
     """A pass's part of a JSON document."""
     return next((p for p in doc["passes"] if p["name"] == name), None)
+
+
+def interpreters() -> list[str]:
+    """This interpreter, and the other CPythons 3.10+ on the machine (pyenv's, or on PATH)."""
+    found = {os.path.realpath(sys.executable): sys.executable}
+    pyenv = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv")) / "versions"
+    candidates = sorted(pyenv.glob("3.1[0-9]*/bin/python3"))
+    candidates += [Path(p) for v in ("3.10", "3.12", "3.13", "3.14") if (p := shutil.which(f"python{v}"))]
+    for path in candidates:
+        if "shims" not in path.parts and path.is_file() and os.access(path, os.X_OK):
+            found.setdefault(os.path.realpath(path), str(path))
+    return list(found.values())

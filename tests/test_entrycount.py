@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from helpers import interpreters
 
 SERVER = Path(__file__).resolve().parents[1] / "server"
 
@@ -124,18 +124,6 @@ broken.disable()
 print(json.dumps({"broken": broken.entries(), "kind": counter.kind, "expected": expected, "counted": counted,
                   "again": again.entries()[0][3], "version": list(sys.version_info[:2])}))
 """
-
-
-def interpreters() -> list[str]:
-    """This interpreter, and the other CPythons 3.10+ on the machine (pyenv's, or on PATH)."""
-    found = {os.path.realpath(sys.executable): sys.executable}
-    pyenv = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv")) / "versions"
-    candidates = sorted(pyenv.glob("3.1[0-9]*/bin/python3"))
-    candidates += [Path(p) for v in ("3.10", "3.12", "3.13", "3.14") if (p := shutil.which(f"python{v}"))]
-    for path in candidates:
-        if "shims" not in path.parts and path.is_file() and os.access(path, os.X_OK):
-            found.setdefault(os.path.realpath(path), str(path))
-    return list(found.values())
 
 
 @pytest.mark.parametrize("python", interpreters())

@@ -63,15 +63,14 @@ if way not in ("bare", "cProfile counter alone", "counter alone"):
 if way == "+mode":
     stack.enter_context(Identity())
 counter = None
+files = FileClassifier([folder], search_dirs=sys.path)
 if way in ("+ranges", "+cProfile counter", "cpu pass"):
-    files = FileClassifier([folder], search_dirs=sys.path)
     ranges = LineRanges(files)
     marker = make_line_marker(torch, 0, lambda why: None, None, ranges)
     stack.enter_context(marker)
 if way in ("+cProfile counter", "cProfile counter alone"):
     counter = cProfile.Profile(subcalls=False, builtins=False)
 elif way in ("cpu pass", "counter alone"):
-    files = FileClassifier([folder], search_dirs=sys.path)
     counter = EntryCounter(lambda code: files.resolve(code.co_filename) is not None)
 begin = time.perf_counter()
 if counter is not None:
@@ -104,8 +103,11 @@ def main() -> None:
     ns = parser.parse_args()
     ways = ["bare", *(w for w in ns.ways.split(",") if w and w != "bare")]
     unknown = [w for w in ways if w not in (*WAYS, *ALONE)]
-    if unknown or any(ADDS_TO[w] not in ways for w in ways[1:]):
-        parser.error(f"--ways: unknown {unknown}, or a way without the one it adds to")
+    if unknown:
+        parser.error(f"--ways: unknown {', '.join(unknown)}")
+    missing = [f"{w} needs {ADDS_TO[w]}" for w in ways[1:] if ADDS_TO[w] not in ways]
+    if missing:
+        parser.error(f"--ways: {'; '.join(missing)}")
     print(f"Python {platform.python_version()}, torch {torch_version()}")
     heads = " | ".join(f"{way} / bare" for way in ways[1:])
     steps = " | ".join(f"{way}: us per call" for way in ways[1:])

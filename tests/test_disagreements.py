@@ -7,6 +7,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+
 from bottleneck_lsp import analysis, report
 from bottleneck_lsp.lsp.server import _summary
 from helpers import SCRIPTS, run_typed
@@ -37,5 +39,21 @@ def test_a_script_doing_the_same_work_is_not_flagged() -> None:
     cpu = doc.pass_named("cpu")
     expected = {"batches", "forward", "depth"} | ({"<listcomp>"} if sys.version_info < (3, 12) else set())
     assert cpu is not None and {f.function for f in cpu.function_calls} >= expected
+    assert analysis.disagreements(doc) == []
+    assert "disagree" not in report.render(doc)
+
+
+@pytest.mark.parametrize("exact_lines", [True, False], ids=["line-marker", "python-tracer"])
+def test_a_threaded_script_doing_the_same_work_is_not_flagged(exact_lines: bool) -> None:
+    """On Python 3.12+ cProfile counts every thread's calls; the Python tracer (the cuda
+    pass's, and the cpu pass's without exact lines) records the main thread's only, so its
+    counts read as a disagreement there until the counter counted them instead."""
+    doc = run_typed("counts_threaded.py", passes=("cprofile", "cpu"), exact_lines=exact_lines)
+    assert doc.status == "ok"
+    expected = 8 if sys.version_info >= (3, 12) else 3
+    cprofile, cpu = doc.pass_named("cprofile"), doc.pass_named("cpu")
+    assert cprofile is not None and cpu is not None
+    assert [f.ncalls for f in cprofile.functions if f.user and f.function == "work"] == [expected]
+    assert [f.count for f in cpu.function_calls if f.function == "work"] == [expected]
     assert analysis.disagreements(doc) == []
     assert "disagree" not in report.render(doc)

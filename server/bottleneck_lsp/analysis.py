@@ -373,9 +373,10 @@ def disagreements(doc: Document, limit: int = 3) -> list[Disagreement]:
     Every pass runs the script afresh; a script whose work depends on unseeded randomness,
     the clock or outside data does not do the same work each time, and figures from
     different passes then describe different runs. Counted: cProfile's calls and the
-    autograd passes' function entries (a counter in the cpu pass, runner/entrycount.py, that
-    counts as cProfile does: the main thread on Python 3.11 and earlier, every thread on
-    3.12+; the tracer's call nodes in the cuda pass, main thread), passes that ran to the end."""
+    autograd passes' function entries (a counter, runner/entrycount.py, that counts as
+    cProfile does: the main thread on Python 3.11 and earlier, every thread on 3.12+; on
+    3.10 and 3.11 the Python tracer's call nodes where a pass records with it, the cuda
+    pass's and ``--no-exact-lines``, main thread), passes that ran to the end."""
     lines: dict[tuple[str, str], int] = {}
     counts = {name: _entries(doc.pass_named(name), lines) for name in ("cprofile", "cpu", "cuda")}
     present = {name: c for name, c in counts.items() if c}

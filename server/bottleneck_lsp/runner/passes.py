@@ -294,10 +294,14 @@ class AutogradPass:
         self.profiler, self.description = make_profiler(
             torch, with_stack=self.ranges is None, device=self.device, memory=memory, shapes=shapes
         )
-        # Without the tracer, entries into the user's functions (the "passes disagree"
-        # check) are counted as cProfile counts them (entrycount.py).
+        # Entries into the user's functions (the "passes disagree" check) are counted as
+        # cProfile counts them (entrycount.py): without the tracer always; with it on
+        # Python 3.12+ too, where cProfile counts every thread and the tracer's call nodes
+        # only the main thread's (a threaded script read as disagreeing). On 3.10/3.11 the
+        # counter is a profile hook and would take the tracer's place, and both count the
+        # main thread there.
         self.counter: EntryCounter | None = None
-        if self.ranges is not None:
+        if self.ranges is not None or sys.version_info >= (3, 12):
             self.counter = EntryCounter(lambda code: files.resolve(code.co_filename) is not None)
         self.save_raw = save_raw
         self.raw_note = ""
@@ -813,7 +817,7 @@ def autograd_document(a: Attributor, activities: list[Activity] | None, wall_ns:
             "count": un.count,
             "ops": _ops_list(un.ops, un.self_ns),
         },
-        # Entries into the user's functions (main thread): analysis compares them with
+        # Entries into the user's functions (as cProfile counts them): analysis compares them with
         # cProfile's counts to tell when the passes did not run the same work.
         "function_calls": [
             {"file": file, "line": line, "function": function, "count": count}

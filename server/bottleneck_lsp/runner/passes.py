@@ -21,6 +21,7 @@ from .callsites import position_fields, source_position
 from .device import Activity
 from .entrycount import EntryCounter
 from .lineranges import LineRanges
+from .ownstats import without_runner
 from .paths import FileClassifier, is_runner_file
 from .sampler import ThreadSampler
 
@@ -49,12 +50,13 @@ class CProfilePass:
         self.stopped = 0.0
 
     def start(self) -> None:
-        self.started = time.perf_counter()
-        self.profiler.enable()
         # A child the script forks (a DataLoader's worker) runs unprofiled, as without us:
         # install_exit_hooks drops the 3.11 profile hook, not 3.12's sys.monitoring tool.
+        # (Before the profile starts: calls made here after it would be in its table.)
         if hasattr(os, "register_at_fork"):
             os.register_at_fork(after_in_child=self.profiler.disable)
+        self.started = time.perf_counter()
+        self.profiler.enable()
 
     def stop(self) -> None:
         self.profiler.disable()
@@ -66,8 +68,8 @@ class CProfilePass:
 
         begin = time.perf_counter()
         stats: dict[Any, Any] = pstats.Stats(self.profiler).stats  # type: ignore[attr-defined]
-        # The runner's own frames (it stops the profiler) are not the script's work.
-        stats = {k: v for k, v in stats.items() if not is_runner_file(k[0])}
+        # The runner's own calls (it starts and stops the profiler) are not the script's work.
+        stats = without_runner(stats, is_runner_file, lambda key: self.files.resolve(key[0]) is not None)
         total_tt = sum(v[2] for v in stats.values())
         total_calls = sum(v[1] for v in stats.values())
         functions: list[dict[str, Any]] = []

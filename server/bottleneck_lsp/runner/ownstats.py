@@ -1,0 +1,70 @@
+"""cProfile's statistics less what the runner itself called while the profile was on.
+
+The runner starts and stops the profiler around the script, and in between a few of its
+own calls are recorded: its functions, and what only they called (``os.getpid``, the
+standard library's ``signal.signal`` and the ``enum`` calls under it, the at-fork hook's
+registration). In a short script's table they rank among the user's, and they were never
+the script's work. Dropped: the runner's own functions, then, until nothing changes, any
+function all of whose callers were dropped, unless it led to the user's code (``exec``
+runs the script, and keeps its call). A function that both the script and the runner
+called keeps the script's part only: each caller's share is in cProfile's ``callers``.
+
+Standard library only: this runs in the user's interpreter.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+Key = tuple[str, int, str]  # file name, first line, function name, as pstats keys them
+
+
+def without_runner(
+    stats: dict[Key, Any], is_runner: Callable[[str], bool], is_user: Callable[[Key], bool]
+) -> dict[Key, Any]:
+    """``stats`` as ``pstats.Stats(...).stats`` has them: (primitive calls, calls, own
+    time, cumulative time, callers), each caller's (calls, primitive calls, own time,
+    cumulative time) of this function. Returns new stats; ``stats`` is left as it was."""
+    dropped = {key for key in stats if is_runner(key[0])}
+    leads_to_user = _ancestors({key for key in stats if is_user(key)}, stats)
+    changed = True
+    while changed:
+        changed = False
+        for key, value in stats.items():
+            callers = value[4]
+            if key in dropped or key in leads_to_user or not callers:
+                continue
+            if all(caller in dropped for caller in callers):
+                dropped.add(key)
+                changed = True
+    out: dict[Key, Any] = {}
+    for key, (cc, nc, tt, ct, callers) in stats.items():
+        if key in dropped:
+            continue
+        kept = {}
+        for caller, part in callers.items():
+            if caller in dropped and key not in leads_to_user:
+                # the runner's calls of a function the script called too
+                cnc, ccc, ctt, cct = part[:4]
+                nc, cc, tt, ct = nc - cnc, cc - ccc, tt - ctt, ct - cct
+            else:
+                kept[caller] = part
+        out[key] = (cc, nc, max(tt, 0.0), max(ct, 0.0), kept)
+    return out
+
+
+def _ancestors(keys: set[Key], stats: dict[Key, Any]) -> set[Key]:
+    """``keys`` and every function that called one of them, directly or not."""
+    found = set(keys)
+    todo = list(keys)
+    while todo:
+        key = todo.pop()
+        value = stats.get(key)
+        if value is None:
+            continue
+        for caller in value[4]:
+            if caller not in found:
+                found.add(caller)
+                todo.append(caller)
+    return found

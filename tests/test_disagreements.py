@@ -57,3 +57,26 @@ def test_a_threaded_script_doing_the_same_work_is_not_flagged(exact_lines: bool)
     assert [f.count for f in cpu.function_calls if f.function == "work"] == [expected]
     assert analysis.disagreements(doc) == []
     assert "disagree" not in report.render(doc)
+
+
+def test_a_thread_the_script_starts_is_named_where_a_pass_does_not_see_it() -> None:
+    """torch's profiler records the main thread's ops; cProfile before 3.12 its calls: the
+    passes say so when the script started a thread itself (the sample pass's own thread,
+    which the runner starts, is not counted)."""
+    doc = run_typed("counts_threaded.py", passes=("sample", "cprofile", "cpu"))
+    notes = {p.name: [n for n in p.notes if "thread(s)" in n] for p in doc.passes}
+    assert notes["sample"] == []
+    assert notes["cpu"] == [
+        "the script started 1 thread(s); torch's profiler records the ops of the script's main "
+        "thread (and autograd's), not theirs (the sample pass lists the lines other threads ran)"
+    ]
+    if sys.version_info < (3, 12):
+        assert (
+            len(notes["cprofile"]) == 1
+            and "cProfile counts the main thread's calls only" in notes["cprofile"][0]
+        )
+    else:
+        assert notes["cprofile"] == []
+    assert "the script started 1 thread(s)" in report.render(doc)
+    steady = run_typed("counts_steady.py", passes=("cpu",))
+    assert not any("thread(s)" in n for p in steady.passes for n in p.notes)

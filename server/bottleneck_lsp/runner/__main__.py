@@ -81,6 +81,13 @@ class _Run:
                 f"the script started {children.count} child process(es) (workers, pools); "
                 "only this process was profiled: their time is not covered"
             )
+        threads = getattr(self, "threads", None)
+        unseen = _unseen_in_threads(self.ns.pass_name)
+        if threads is not None and threads.count and unseen:
+            self.part.setdefault("notes", []).append(
+                f"the script started {threads.count} thread(s); {unseen} (the sample pass "
+                "lists the lines other threads ran)"
+            )
         self.part["wall_s"] = round(time.perf_counter() - self.started, 6)
         self.part["peak_rss_mb"] = round(_peak_rss_mb(), 1)
         _write(self.ns.out, self.part)
@@ -161,6 +168,7 @@ class _Run:
         # script started: it may chdir or edit sys.path as it runs.
         self.files = FileClassifier(roots, search_dirs=[*sys.path, os.getcwd()])
         self.children = script.ChildCounter()
+        self.threads = script.ThreadCounter(self.files)
         part = self.part
         script.install_exit_hooks(self.hard_exit, lambda: _end_group_if_orphaned(self.parent, ns.out))
         # The environment first, whatever the script is: a report always opens with it,
@@ -249,6 +257,15 @@ class _Run:
                 self.conclude()
             except script.Terminated:
                 pass
+
+
+def _unseen_in_threads(pass_name: str) -> str:
+    """What a pass does not see of the threads the script started ("" when it sees them)."""
+    if pass_name in ("cpu", "cuda"):
+        return "torch's profiler records the ops of the script's main thread (and autograd's), not theirs"
+    if pass_name == "cprofile" and sys.version_info < (3, 12):
+        return "cProfile counts the main thread's calls only before Python 3.12"
+    return ""
 
 
 def _peak_rss_mb() -> float:

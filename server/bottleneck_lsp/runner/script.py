@@ -176,6 +176,35 @@ class ChildCounter:
         process.BaseProcess.start = counted_start  # type: ignore[method-assign,assignment]
 
 
+class ThreadCounter:
+    """Counts the threads the user's code starts (``threading.Thread(...).start()`` called
+    from the user's files): torch's profiler records the ops of the thread that started it
+    (and autograd's), cProfile before Python 3.12 the calls of that thread only, and the
+    report says so. Threads a library starts (a DataLoader's pin-memory thread, a thread
+    pool's workers) are not counted."""
+
+    def __init__(self, files: FileClassifier) -> None:
+        import threading
+
+        self.count = 0
+        pid = os.getpid()
+        start = threading.Thread.start
+        here = threading.__file__
+        counter = self
+
+        def counted_start(thread: Any) -> None:
+            start(thread)
+            if os.getpid() != pid:
+                return
+            frame: types.FrameType | None = sys._getframe(1)
+            while frame is not None and frame.f_code.co_filename == here:
+                frame = frame.f_back  # a Thread subclass's start() calling ours
+            if frame is not None and files.resolve(frame.f_code.co_filename) is not None:
+                counter.count += 1
+
+        threading.Thread.start = counted_start  # type: ignore[method-assign,assignment]
+
+
 class Terminated(BaseException):
     """Raised in the main thread when the runner is asked to stop (SIGTERM)."""
 

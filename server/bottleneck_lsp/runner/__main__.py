@@ -47,6 +47,7 @@ class _Run:
         self.lazy: compilerstack.LazyLoad | None = None  # watching for torch's compiler stack
         self.done = False
         self.pid = os.getpid()
+        self.threads: script.ThreadCounter | None = None  # threads the script started
 
     def forked_child(self) -> bool:
         """True in a child the script forked (``os.fork()``) that ran on to the end of the
@@ -81,12 +82,11 @@ class _Run:
                 f"the script started {children.count} child process(es) (workers, pools); "
                 "only this process was profiled: their time is not covered"
             )
-        threads = getattr(self, "threads", None)
-        unseen = _unseen_in_threads(self.ns.pass_name)
-        if threads is not None and threads.count and unseen:
+        threads = self.threads
+        if threads is not None and threads.count:
             self.part.setdefault("notes", []).append(
-                f"the script started {threads.count} thread(s); {unseen} (the sample pass "
-                "lists the lines other threads ran)"
+                f"the script started {threads.count} thread(s); {_unseen_in_threads(self.ns.pass_name)} "
+                "(the sample pass lists the lines other threads ran)"
             )
         self.part["wall_s"] = round(time.perf_counter() - self.started, 6)
         self.part["peak_rss_mb"] = round(_peak_rss_mb(), 1)
@@ -168,7 +168,9 @@ class _Run:
         # script started: it may chdir or edit sys.path as it runs.
         self.files = FileClassifier(roots, search_dirs=[*sys.path, os.getcwd()])
         self.children = script.ChildCounter()
-        self.threads = script.ThreadCounter(self.files)
+        # only where the pass does not see other threads (threading left as it was elsewhere)
+        if _unseen_in_threads(ns.pass_name):
+            self.threads = script.ThreadCounter(self.files)
         part = self.part
         script.install_exit_hooks(self.hard_exit, lambda: _end_group_if_orphaned(self.parent, ns.out))
         # The environment first, whatever the script is: a report always opens with it,

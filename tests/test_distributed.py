@@ -25,7 +25,7 @@ from pygls import uris
 from pytest_lsp import LanguageClient
 
 from helpers import SCRIPTS
-from lsp_helpers import CONFIGS, _live_processes, close_session, execute, start_session
+from lsp_helpers import CONFIGS, _live_processes, close_session, execute, our_folders, start_session
 
 CLI = os.path.join(os.path.dirname(sys.executable), "bottleneck-lsp")
 ROOT = Path(__file__).resolve().parent.parent
@@ -222,6 +222,7 @@ def test_a_rank_deaf_to_sigterm_is_killed_and_the_job_still_ends() -> None:
 
 
 def test_a_killed_command_line_leaves_no_rank_behind() -> None:
+    before = our_folders()
     cli = subprocess.Popen(
         [CLI, "profile", "--nproc-per-node", "2", "--passes", "sample", str(FOREVER)],
         stdout=subprocess.DEVNULL,
@@ -241,6 +242,7 @@ def test_a_killed_command_line_leaves_no_rank_behind() -> None:
     while left_behind(str(FOREVER)):
         assert time.monotonic() < deadline, left_behind(str(FOREVER))
         time.sleep(0.5)
+    assert our_folders() - before == set()  # the job's private folder went with the launcher
 
 
 def test_waiting_and_the_straggler_follow_from_the_collectives_start_times() -> None:

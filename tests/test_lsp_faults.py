@@ -20,7 +20,16 @@ from pygls import uris
 from pytest_lsp import LanguageClient
 
 from helpers import SCRIPTS
-from lsp_helpers import SERVER, SETTINGS, execute, hot_diagnostic, runner_pids, uri_of, wait_for_runner
+from lsp_helpers import (
+    SERVER,
+    SETTINGS,
+    execute,
+    hot_diagnostic,
+    our_folders,
+    runner_pids,
+    uri_of,
+    wait_for_runner,
+)
 
 
 def progress_all_ended(client: LanguageClient) -> bool:
@@ -216,6 +225,7 @@ def _frame(message: dict[str, Any]) -> bytes:
 
 def test_sigterm_over_stdio_mid_profile_exits_and_kills_the_runner() -> None:
     """An editor may signal the server and keep its stdin open: it still exits, runner and all."""
+    before = our_folders()
     proc = subprocess.Popen(SERVER, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     assert proc.stdin is not None
     root = uris.from_fs_path(str(SCRIPTS))
@@ -246,6 +256,7 @@ def test_sigterm_over_stdio_mid_profile_exits_and_kills_the_runner() -> None:
                 break
             time.sleep(0.1)
         assert runner_pids("forever.py") == []
+        assert our_folders() - before == set()  # the job's folder, and its fork server's
     finally:
         proc.kill()
         proc.wait()

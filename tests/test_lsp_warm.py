@@ -7,9 +7,11 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
+from pygls import uris
 from pytest_lsp import ClientServerConfig, LanguageClient
 
 from lsp_helpers import (
@@ -108,6 +110,9 @@ async def test_fork_off_runs_each_pass_in_a_fresh_interpreter() -> None:
         report = await execute(client, "bottleneck.report", uri_of("fn_call.py"))
         assert report["text"].count("start-up, not charged to lines: import torch") == 2
         assert "forked with torch loaded" not in report["text"]
+        written = Path(uris.to_fs_path(report["uri"]) or "")
+        assert written.read_text(encoding="utf-8") == report["text"]  # the file the editor opens
     finally:
         await client.shutdown_session()
         await client.stop()
+    assert not written.parent.exists()  # the server's folder of reports went with it

@@ -235,6 +235,12 @@ class ForkServer:
             pass
         return None
 
+    def kill(self) -> None:
+        """Last resort, synchronous (at exit, on SIGTERM): the server's whole group at once,
+        and its folder, which a killed server cannot remove itself."""
+        kill_group(self.proc.pid, signal.SIGKILL)
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
     async def close(self) -> None:
         """End the server and everything it forked; its folder goes."""
         if self._reader is not None:

@@ -12,7 +12,6 @@ import asyncio
 import datetime as _dt
 import os
 import shutil
-import signal
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -42,7 +41,7 @@ from .forklaunch import find_python
 from .forks import ForkServer, ForkServerError, environ, runner_folder
 from .model import Document, Environment, Launch, ModelError, Pass, RankRun, ScriptError, Tool
 from .modulepath import ModuleLookupError, find_module_file, search_path
-from .process import RunnerProcess, kill_group
+from .process import RunnerProcess
 
 MAX_NPROC_PER_NODE = 64
 
@@ -251,6 +250,7 @@ class Job:
         self._discarded: list[RunnerProcess] = []
         self._stopped = False
         self._parts: str | None = None  # a distributed job's shared parts folder (several nodes)
+        self._workdir: str | None = None  # the job's private folder, while it runs
         # Load torch's compiler stack before the script (a guess from its source, then what
         # the passes saw): see compilerguess.py and runner/compilerstack.py.
         self._compiler_stack = True
@@ -276,7 +276,9 @@ class Job:
         if self._running is not None:
             self._running.kill()
         if self._owns_forks and self._forks is not None:
-            kill_group(self._forks.proc.pid, signal.SIGKILL)
+            self._forks.kill()
+        if self._workdir is not None:
+            shutil.rmtree(self._workdir, ignore_errors=True)  # run()'s clean-up will not come
 
     # -- running ---------------------------------------------------------------------
     async def run(self) -> Document:
@@ -306,7 +308,7 @@ class Job:
             doc.ranks = [RankRun(rank=r, passes=[]) for r in ranks]
             doc.launch = Launch(nproc_per_node=spec.nproc_per_node, options=list(spec.launcher))
         planned = list(spec.passes or PASSES)
-        workdir = runner_folder()
+        workdir = self._workdir = runner_folder()
         self._parts = _shared_parts(spec)
         try:
             await self._start_forks()
@@ -362,6 +364,7 @@ class Job:
             if self._owns_forks and self._forks is not None:
                 await self._forks.close()
             shutil.rmtree(workdir, ignore_errors=True)
+            self._workdir = None
         return analysis.conclude(doc)
 
     async def _run_pass(
@@ -525,6 +528,7 @@ class Job:
                     spec.nproc_per_node,
                     spec.launcher,
                     self._runner_args(name, workdir, out, first).options(),
+                    os.path.join(workdir, "torchelastic"),
                 ),
                 out,
                 spec.cwd,

@@ -76,8 +76,12 @@ def nodes(options: tuple[str, ...]) -> tuple[int, int]:
     return node, count
 
 
-def argv(python: str, nproc_per_node: int, options: tuple[str, ...], runner_options: list[str]) -> list[str]:
-    """The command line of one pass's launch."""
+def argv(
+    python: str, nproc_per_node: int, options: tuple[str, ...], runner_options: list[str], log_dir: str
+) -> list[str]:
+    """The command line of one pass's launch. ``log_dir``: where torch's launcher keeps its
+    logs (by default a new ``torchelastic_*`` folder in the temporary folder, never removed):
+    in the job's private folder, they go with it."""
     single = not any(name in _RENDEZVOUS for name in options[::2])
     return [
         python,
@@ -86,6 +90,8 @@ def argv(python: str, nproc_per_node: int, options: tuple[str, ...], runner_opti
         *(["--standalone"] if single else []),
         "--nproc-per-node",
         str(nproc_per_node),
+        "--log-dir",
+        log_dir,
         *options,
         "-m",
         RUNNER_MODULE,

@@ -15,6 +15,7 @@ import ipaddress
 import json
 import logging
 import os
+import shutil
 import signal
 import sys
 import tempfile
@@ -820,13 +821,23 @@ async def shutdown(ls: BottleneckServer, params: None) -> None:
     if tasks:
         await asyncio.wait(tasks, timeout=10)
     await ls.warm.close()
+    _remove_reports(ls)
+
+
+def _remove_reports(ls: BottleneckServer) -> None:
+    """The full reports written for the client (``show_report``) go with the server."""
+    if ls.state.report_dir is not None:
+        shutil.rmtree(ls.state.report_dir, ignore_errors=True)
+        ls.state.report_dir = None
 
 
 def _kill_leftovers() -> None:
-    """Last resort at interpreter exit: no runner process group outlives the server."""
+    """Last resort at interpreter exit: no runner process group outlives the server, and
+    no private folder of the server's stays behind."""
     for running in list(server.state.running.values()):
         running.job.kill()
     server.warm.kill()
+    _remove_reports(server)
 
 
 def _terminate(*_: object) -> None:

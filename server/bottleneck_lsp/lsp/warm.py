@@ -10,12 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import signal
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..forks import ForkServer, ForkServerError
-from ..process import kill_group
 
 
 @dataclass
@@ -91,7 +89,7 @@ class WarmForks:
         """Last resort at exit, synchronous: every fork server's group, at once."""
         for warm in self._warm.values():
             if warm.starting.done() and not _dead(warm.starting):
-                kill_group(warm.starting.result().proc.pid, signal.SIGKILL)
+                warm.starting.result().kill()
 
     # -- inside ---------------------------------------------------------------------------
     def _started(self, python: str, starting: asyncio.Future[ForkServer]) -> None:

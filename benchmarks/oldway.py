@@ -2,7 +2,7 @@
 one process; cProfile over the script, then the autograd profiler over it again, then
 every FunctionEvent sorted by CPU total and torch's table built from the top 15.
 
-Usage: python benchmarks/oldway.py SCRIPT   (prints timings as JSON on the last line)
+Usage: python benchmarks/oldway.py SCRIPT [ARGS...]   (prints timings as JSON on the last line)
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ def run(code, path):  # type: ignore[no-untyped-def]
 
 def main() -> None:
     path = os.path.abspath(sys.argv[1])
-    sys.argv = [path]
+    sys.argv = [path, *sys.argv[2:]]  # the script's own arguments, as the old tool passed them
     sys.path[0] = os.path.dirname(path)
     begin = time.perf_counter()
     import torch

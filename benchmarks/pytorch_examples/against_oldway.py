@@ -1,0 +1,204 @@
+"""Five pytorch/examples scripts: our whole profile against the removed tool's way, side by side.
+
+Usage:
+  python3 benchmarks/pytorch_examples/against_oldway.py EXAMPLES [--work DIR] [--venv DIR]
+      [--only a,b] [--repeats 3] [--threads 1]
+
+EXAMPLES and the generated data are those of run.py next to this file (the same five scripts,
+arguments and fake data). Each example, in turn, repeats (default 3) rounds of four whole
+processes, their order rotated every round:
+
+- bare: the script alone;
+- ours: `bottleneck-lsp profile --format json` as a user runs it (the default passes: sample,
+  cprofile, cpu);
+- ours, old way's passes: the same with `--passes cprofile,cpu`;
+- old way: benchmarks/oldway.py (cProfile, then the autograd profiler, then torch's table of
+  the top 15 events, in one process).
+
+Per run: the wall time of the whole process and the peak RSS of its whole process tree (the
+largest of its processes: `wait4`'s figure, which covers the children it waited for: our fork
+server and the passes it forks). Medians of the rounds; the ratios are of medians measured in
+the same rounds.
+
+The venv (default /tmp/exvenv-cpu) is made when missing with this machine's CPU build of
+torch 2.13.0 and torchvision 0.28.0 (installed without its dependencies, which would pull a
+CUDA torch). torchvision's compiled `_C` needs CUDA's libraries, so with a CPU torch its two
+modules that register fake and autograd kernels for the `torchvision::` ops fail at import;
+they are emptied in that venv (the examples use datasets, transforms and save_image, none of
+those ops).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from typing import Any
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+from run import EXAMPLES, REPO, examples_tree, make_data, sh  # noqa: E402
+
+OLDWAY = os.path.join(os.path.dirname(HERE), "oldway.py")
+KINDS = ("bare", "ours", "ours_two", "oldway")
+
+
+def ensure_venv(venv: str) -> str:
+    py = os.path.join(venv, "bin", "python")
+    if not os.path.exists(py):
+        sh([sys.executable, "-m", "venv", venv], check=True)
+    probe = "import torch, torchvision, matplotlib, bottleneck_lsp"
+    if sh([py, "-c", probe], capture_output=True).returncode != 0:
+        pip = [py, "-m", "pip", "install", "-q", "--disable-pip-version-check"]
+        sh([*pip, "torch==2.13.0", "pillow", "numpy", "matplotlib"], check=True)
+        sh([*pip, "--no-deps", "torchvision==0.28.0"], check=True)
+        sh([*pip, "-e", REPO], check=True)
+        site = sh(
+            [py, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            capture_output=True,
+            check=True,
+        ).stdout.strip()
+        for name in ("_meta_registrations.py", "_autograd_registrations.py"):
+            with open(os.path.join(site, "torchvision", name), "w") as f:
+                f.write("# emptied by against_oldway.py: torchvision's _C needs CUDA libraries\n")
+        sh([py, "-c", probe], check=True)
+    return py
+
+
+def timed(cmd: list[str], cwd: str, env: dict[str, str], log: str) -> dict[str, Any]:
+    """Wall seconds, exit status and the process tree's peak RSS (MB) of one command."""
+    with open(log, "w") as out:
+        begin = time.perf_counter()
+        proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT)
+        _pid, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - begin
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return {"wall_s": wall, "rc": proc.returncode, "peak_rss_mb": usage.ru_maxrss / 1024}
+
+
+def commands(name: str, py: str, venv: str, ex: str, work: str, out: str) -> dict[str, list[str]]:
+    folder, script_name, args_t, _extra = EXAMPLES[name]
+    script = os.path.join(ex, folder, script_name)
+    args = [a.format(work=work) for a in args_t]
+    cli = [os.path.join(venv, "bin", "bottleneck-lsp"), "profile", "--format", "json", "--timeout", "900"]
+    return {
+        "bare": [py, script, *args],
+        "ours": [*cli, "-o", os.path.join(out, "ours.json"), script, *args],
+        "ours_two": [
+            *cli,
+            "--passes",
+            "cprofile,cpu",
+            "-o",
+            os.path.join(out, "ours_two.json"),
+            script,
+            *args,
+        ],
+        "oldway": [py, OLDWAY, script, *args],
+    }
+
+
+def oldway_parts(log: str) -> dict[str, Any]:
+    with open(log) as f:
+        lines = [line for line in f if line.startswith("OLDWAY ")]
+    return json.loads(lines[-1][len("OLDWAY ") :]) if lines else {}
+
+
+def our_parts(path: str) -> dict[str, Any]:
+    try:
+        with open(path) as f:
+            doc = json.load(f)
+    except (OSError, ValueError):
+        return {}
+    parts = {p["name"]: round(p.get("wall_s") or 0.0, 2) for p in doc.get("passes", [])}
+    first = (doc.get("ranking") or {}).get("lines") or []
+    top = f"{os.path.basename(first[0]['path'])}:{first[0]['line']}" if first else ""
+    return {"passes_wall_s": parts, "first_line": top, "status": doc.get("status")}
+
+
+def run_example(
+    name: str, py: str, venv: str, ex: str, work: str, out: str, repeats: int, threads: int
+) -> dict[str, Any]:
+    extra = dict(EXAMPLES[name][3])
+    if threads:
+        extra["OMP_NUM_THREADS"] = str(threads)
+    env = {**os.environ, **extra}
+    cwd = os.path.join(work, name)
+    os.makedirs(out, exist_ok=True)
+    cmds = commands(name, py, venv, ex, work, out)
+    runs: dict[str, list[dict[str, Any]]] = {k: [] for k in KINDS}
+    for r in range(repeats):
+        order = KINDS[r % len(KINDS) :] + KINDS[: r % len(KINDS)]
+        for kind in order:
+            log = os.path.join(out, f"{kind}.{r}.log")
+            print(f"  {name} round {r + 1}/{repeats}: {kind}", file=sys.stderr, flush=True)
+            got = timed(cmds[kind], cwd, env, log)
+            if kind == "oldway":
+                got["parts"] = oldway_parts(log)
+            elif kind.startswith("ours"):
+                got["parts"] = our_parts(os.path.join(out, f"{kind}.json"))
+            runs[kind].append(got)
+    med = {k: statistics.median(x["wall_s"] for x in v) for k, v in runs.items()}
+    rss = {k: max(x["peak_rss_mb"] for x in v) for k, v in runs.items()}
+    failed = {k: [x["rc"] for x in v if x["rc"] != 0] for k, v in runs.items()}
+    return {"name": name, "env": extra, "runs": runs, "median_s": med, "peak_rss_mb": rss, "failed": failed}
+
+
+def table(results: list[dict[str, Any]]) -> str:
+    head = (
+        "| example | bare | ours (sample, cprofile, cpu) | ours: cprofile, cpu | old way | ours / old "
+        "| cprofile, cpu / old | peak RSS ours | peak RSS old way | our first line |\n"
+        + "| --- " * 10
+        + "|\n"
+    )
+    rows = []
+    for res in results:
+        m, rss = res["median_s"], res["peak_rss_mb"]
+        first = res["runs"]["ours"][-1].get("parts", {}).get("first_line", "")
+        bad = {k: v for k, v in res["failed"].items() if v}
+        rows.append(
+            f"| {res['name']} | {m['bare']:.1f} s | {m['ours']:.1f} s | {m['ours_two']:.1f} s "
+            f"| {m['oldway']:.1f} s "
+            f"| **{m['ours'] / m['oldway']:.2f}x** | {m['ours_two'] / m['oldway']:.2f}x "
+            f"| {rss['ours'] / 1024:.2f} GB | {rss['oldway'] / 1024:.2f} GB | `{first}`"
+            + (f" (failed: {bad})" if bad else "")
+            + " |"
+        )
+    return head + "\n".join(rows) + "\n"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("examples", help="pytorch/examples work tree, or its bare git directory")
+    ap.add_argument("--work", default="/tmp/pyexamples-oldway")
+    ap.add_argument("--venv", default="/tmp/exvenv-cpu")
+    ap.add_argument("--only", default="", help="comma-separated example names")
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--threads", type=int, default=1, help="OMP_NUM_THREADS (default 1, as run.py; 0: unset)")
+    a = ap.parse_args()
+    work = os.path.abspath(a.work)
+    os.makedirs(work, exist_ok=True)
+    venv = os.path.abspath(a.venv)
+    py = ensure_venv(venv)
+    ex = examples_tree(a.examples, work)
+    make_data(py, ex, work)
+    names = [n for n in EXAMPLES if not a.only or n in a.only.split(",")]
+    outdir = os.path.join(work, "results", time.strftime("oldway-%Y%m%d-%H%M%S"))
+    results = []
+    for name in names:
+        results.append(
+            run_example(name, py, venv, ex, work, os.path.join(outdir, name), a.repeats, a.threads)
+        )
+        print(table(results[-1:]).splitlines()[-1], file=sys.stderr, flush=True)
+    with open(os.path.join(outdir, "summary.json"), "w") as f:
+        json.dump(results, f, indent=1)
+    print(table(results))
+    print(f"details: {outdir}/<example>/ (every run's log, our JSON documents), summary.json")
+
+
+if __name__ == "__main__":
+    main()

@@ -21,11 +21,10 @@ server and the passes it forks). Medians of the rounds; the ratios are of median
 the same rounds.
 
 The venv (default /tmp/exvenv-cpu) is made when missing with this machine's CPU build of
-torch 2.13.0 and torchvision 0.28.0 (installed without its dependencies, which would pull a
-CUDA torch). torchvision's compiled `_C` needs CUDA's libraries, so with a CPU torch its two
-modules that register fake and autograd kernels for the `torchvision::` ops fail at import;
-they are emptied in that venv (the examples use datasets, transforms and save_image, none of
-those ops).
+torch 2.13.0 and torchvision 0.28.0 (run.py's `ensure_venv(..., cpu_torch=True)`: torchvision
+without its dependencies, which would pull a CUDA torch, and its two modules that register
+kernels for the `torchvision::` ops emptied, since its compiled `_C` needs CUDA's libraries;
+the examples use datasets, transforms and save_image, none of those ops).
 """
 
 from __future__ import annotations
@@ -42,32 +41,10 @@ from typing import Any
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-from run import EXAMPLES, REPO, examples_tree, make_data, sh  # noqa: E402
+from run import EXAMPLES, ensure_venv, examples_tree, make_data  # noqa: E402
 
 OLDWAY = os.path.join(os.path.dirname(HERE), "oldway.py")
 KINDS = ("bare", "ours", "ours_two", "oldway")
-
-
-def ensure_venv(venv: str) -> str:
-    py = os.path.join(venv, "bin", "python")
-    if not os.path.exists(py):
-        sh([sys.executable, "-m", "venv", venv], check=True)
-    probe = "import torch, torchvision, matplotlib, bottleneck_lsp"
-    if sh([py, "-c", probe], capture_output=True).returncode != 0:
-        pip = [py, "-m", "pip", "install", "-q", "--disable-pip-version-check"]
-        sh([*pip, "torch==2.13.0", "pillow", "numpy", "matplotlib"], check=True)
-        sh([*pip, "--no-deps", "torchvision==0.28.0"], check=True)
-        sh([*pip, "-e", REPO], check=True)
-        site = sh(
-            [py, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-            capture_output=True,
-            check=True,
-        ).stdout.strip()
-        for name in ("_meta_registrations.py", "_autograd_registrations.py"):
-            with open(os.path.join(site, "torchvision", name), "w") as f:
-                f.write("# emptied by against_oldway.py: torchvision's _C needs CUDA libraries\n")
-        sh([py, "-c", probe], check=True)
-    return py
 
 
 def timed(cmd: list[str], cwd: str, env: dict[str, str], log: str) -> dict[str, Any]:
@@ -183,7 +160,7 @@ def main() -> None:
     work = os.path.abspath(a.work)
     os.makedirs(work, exist_ok=True)
     venv = os.path.abspath(a.venv)
-    py = ensure_venv(venv)
+    py = ensure_venv(venv, cpu_torch=True)
     ex = examples_tree(a.examples, work)
     make_data(py, ex, work)
     names = [n for n in EXAMPLES if not a.only or n in a.only.split(",")]

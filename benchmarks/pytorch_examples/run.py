@@ -106,18 +106,37 @@ def sh(cmd: list[str], **kw: Any) -> subprocess.CompletedProcess[str]:
     return subprocess.run(cmd, text=True, **kw)
 
 
-def ensure_venv(venv: str) -> str:
+def ensure_venv(venv: str, cpu_torch: bool = False) -> str:
+    """The venv, made when missing. ``cpu_torch``: this machine's CPU build of torch 2.13.0
+    and torchvision 0.28.0 without its dependencies (which would pull a CUDA torch); its
+    compiled ``_C`` needs CUDA's libraries, so the two modules that register fake and autograd
+    kernels for the ``torchvision::`` ops (which the examples do not use) are emptied there.
+    Otherwise torch 2.14.1 and torchvision 0.29.1 as published (CUDA builds, about 5.5 GB)."""
     py = os.path.join(venv, "bin", "python")
     if not os.path.exists(py):
         sh([sys.executable, "-m", "venv", venv], check=True)
     probe = "import torch, torchvision, matplotlib, bottleneck_lsp"
     if sh([py, "-c", probe], capture_output=True).returncode != 0:
-        pip = [py, "-m", "pip", "install", "-q"]
-        sh([*pip, "torch==2.14.1", "torchvision==0.29.1", "py-spy", "matplotlib"], check=True)
+        pip = [py, "-m", "pip", "install", "-q", "--disable-pip-version-check"]
+        if cpu_torch:
+            sh([*pip, "torch==2.13.0", "pillow", "numpy", "matplotlib", "py-spy"], check=True)
+            sh([*pip, "--no-deps", "torchvision==0.28.0"], check=True)
+            _empty_torchvision_registrations(py)
+        else:
+            sh([*pip, "torch==2.14.1", "torchvision==0.29.1", "py-spy", "matplotlib"], check=True)
         sh([*pip, "-e", REPO], check=True)
+        sh([py, "-c", probe], check=True)
     if not os.path.exists(os.path.join(venv, "bin", "py-spy")):
         sh([py, "-m", "pip", "install", "-q", "py-spy"], check=True)
     return py
+
+
+def _empty_torchvision_registrations(py: str) -> None:
+    where = "import sysconfig; print(sysconfig.get_paths()['purelib'])"
+    site = sh([py, "-c", where], capture_output=True, check=True).stdout.strip()
+    for name in ("_meta_registrations.py", "_autograd_registrations.py"):
+        with open(os.path.join(site, "torchvision", name), "w") as f:
+            f.write("# emptied: torchvision's _C needs CUDA libraries, this torch is a CPU build\n")
 
 
 def examples_tree(src: str, work: str) -> str:

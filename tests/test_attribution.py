@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from bottleneck_lsp import report
+from bottleneck_lsp.model import Document
 from bottleneck_lsp.result import validate
 from bottleneck_lsp.runner.attribution import Attributor
 from bottleneck_lsp.runner.paths import FileClassifier
@@ -58,6 +60,30 @@ def test_backward_work_is_on_the_backward_line_and_linked_to_its_forward_line() 
     assert top["forward_lines"][0]["line"] == forward
     ops = {op["name"] for op in top["ops"]}
     assert any("Backward" in name or name.startswith("aten::") for name in ops)
+
+
+def test_backward_is_linked_to_the_lines_that_made_its_nodes_not_to_ops_sharing_their_number() -> None:
+    """Every op records the autograd sequence number the next node will take, so ops that
+    make no node (a product of plain tensors, work under no_grad, ``.item()``) carry the
+    number of the node made after them. The backward of that node belongs to the op that
+    made it: the last one carrying the number (the first one named the line before it,
+    even the previous iteration's last line)."""
+    name = "backward_after_item.py"
+    doc = run_job(name, passes=("cpu",))
+    part = part_of(doc, "cpu")
+    assert part is not None and part["status"] == "ok", part
+    hot = next(x for x in part["lines"] if x["line"] == marker_line(name))
+    assert hot["backward"] is True
+    linked = {f["line"] for f in hot["forward_lines"]}
+    assert linked == {marker_line(name, "# FORWARD"), marker_line(name, "# LOSS")}, hot["forward_lines"]
+    text = report.render(Document.from_json(doc))
+    where = f"{name}:{marker_line(name)}:"
+    said = next(x for x in text.splitlines() if where in x and ("warning:" in x or "note:" in x))
+    assert "; backward of line " in said
+    assert said.split("; backward of line ")[1].split(";")[0] in (
+        f"{marker_line(name, '# FORWARD')}, {marker_line(name, '# LOSS')}",
+        f"{marker_line(name, '# LOSS')}, {marker_line(name, '# FORWARD')}",
+    )
 
 
 def test_cprofile_pass_finds_the_user_function_and_call_line() -> None:

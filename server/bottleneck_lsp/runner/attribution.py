@@ -172,7 +172,11 @@ class Attributor:
         self._frames: dict[tuple[str, int, bool], LineStats | None] = {}
         # a Python call node's name -> (the callee's line record, whether it is the marker)
         self._callees: dict[str, tuple[LineStats | None, bool]] = {}
-        self._forward_seq: dict[int, LineStats] = {}
+        # autograd sequence number -> (start, line) of the last top-level forward op that
+        # carried it: an op records the number the next autograd node will take, so every op
+        # from one node's creation to the next carries the same number, and the one that
+        # created the node (which the backward op names) is the last of them
+        self._forward_seq: dict[int, tuple[int, LineStats | None]] = {}
         self._backward_windows: list[tuple[int, int, LineStats]] = []
         # top-level ops: (start, end, thread, line, name), for _uncount_contained
         self._top_level: list[tuple[int, int, int, LineStats, str]] = []
@@ -441,8 +445,10 @@ class Attributor:
                                 self._backward_ops.setdefault(node.start_tid, []).append(
                                     (node.start_time_ns, node.end_time_ns, seq)
                                 )
-                        elif seq not in self._forward_seq and ctx is not None:
-                            self._forward_seq[seq] = ctx
+                        else:
+                            seen = self._forward_seq.get(seq)
+                            if seen is None or seen[0] <= node.start_time_ns:
+                                self._forward_seq[seq] = (node.start_time_ns, ctx)
                 for child in node.children:
                     push((child, ctx, target, name))
                 continue
@@ -591,4 +597,5 @@ class Attributor:
 
     # -- output -------------------------------------------------------------------------
     def forward_line_of(self, seq: int) -> LineStats | None:
-        return self._forward_seq.get(seq)
+        seen = self._forward_seq.get(seq)
+        return seen[1] if seen is not None else None

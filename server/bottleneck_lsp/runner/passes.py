@@ -740,7 +740,7 @@ def _line_entry(a: Attributor, s: LineStats) -> dict[str, Any]:
         for links, slot in ((s.forward_links, 0), (s.forward_device_links, 1)):
             for seq, ns in links.items():
                 fwd = a.forward_line_of(seq)
-                if fwd is not None:
+                if fwd is not None and fwd.line > 0:  # 0: module-level code, no line known
                     acc = by_line.setdefault((fwd.file, fwd.line), [0, 0])
                     acc[slot] += ns
         ranked = sorted(by_line.items(), key=lambda kv: kv[1][0] + kv[1][1], reverse=True)[:TOP_LINKS]

@@ -86,6 +86,20 @@ def test_backward_is_linked_to_the_lines_that_made_its_nodes_not_to_ops_sharing_
     )
 
 
+def test_a_forward_call_that_makes_several_nodes_gets_all_their_backward_time() -> None:
+    """``F.linear`` on a 3-D input that needs grad makes four nodes (a view, ``t``, ``addmm``,
+    a view) numbered on from the number the call carried; the ``addmm``'s backward, the
+    most expensive, belongs to that call's line."""
+    name = "backward_composite.py"
+    doc = run_job(name, passes=("cpu",))
+    part = part_of(doc, "cpu")
+    assert part is not None and part["status"] == "ok", part
+    hot = next(x for x in part["lines"] if x["line"] == marker_line(name))
+    assert hot["forward_lines"][0]["line"] == marker_line(name, "# FORWARD"), hot["forward_lines"]
+    ops = {op["name"] for op in hot["ops"]}
+    assert "aten::mm" in ops  # the addmm's backward ran here
+
+
 def test_cprofile_pass_finds_the_user_function_and_call_line() -> None:
     doc = run_job("uses_helper.py", passes=("cprofile",))
     part = part_of(doc, "cprofile")

@@ -175,8 +175,11 @@ class Attributor:
         # autograd sequence number -> (start, line) of the last top-level forward op that
         # carried it: an op records the number the next autograd node will take, so every op
         # from one node's creation to the next carries the same number, and the one that
-        # created the node (which the backward op names) is the last of them
+        # created the node (which the backward op names) is the last of them. One op may
+        # make several nodes (``linear`` on a 3-D input: a view, ``t``, ``addmm``, a view),
+        # numbered on from its own: no op carries those, and they are the op's before them.
         self._forward_seq: dict[int, tuple[int, LineStats | None]] = {}
+        self._forward_numbers: list[int] = []  # _forward_seq's keys, sorted, once read
         self._backward_windows: list[tuple[int, int, LineStats]] = []
         # top-level ops: (start, end, thread, line, name), for _uncount_contained
         self._top_level: list[tuple[int, int, int, LineStats, str]] = []
@@ -597,5 +600,14 @@ class Attributor:
 
     # -- output -------------------------------------------------------------------------
     def forward_line_of(self, seq: int) -> LineStats | None:
+        """The line of the forward op that made autograd node ``seq`` (read after the walk)."""
         seen = self._forward_seq.get(seq)
-        return seen[1] if seen is not None else None
+        if seen is None:
+            numbers = self._forward_numbers
+            if len(numbers) != len(self._forward_seq):
+                numbers[:] = sorted(self._forward_seq)
+            i = bisect.bisect_right(numbers, seq) - 1
+            if i < 0:
+                return None
+            seen = self._forward_seq[numbers[i]]
+        return seen[1]

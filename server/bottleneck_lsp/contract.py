@@ -31,6 +31,9 @@ PASS_STATUSES = frozenset(
 STOPPING_STATUSES = frozenset({"syntax_error", "timeout", "cancelled", "terminated"})
 
 RUNNER_MODULE = "bottleneck_lsp.runner"
+# A job's and a fork server's private folder (``forklaunch.runner_folder``) is named so: what
+# the runner side may remove when whoever made it is gone.
+RUNNER_FOLDER_PREFIX = "bottleneck-lsp-"
 FORKSERVER_MODULE = "bottleneck_lsp.runner.forkserver"  # forks runners: start-up paid once
 # The user's own PYTHONPATH, kept here while the runner's folder leads the path.
 ORIGINAL_PYTHONPATH = "BOTTLENECK_LSP_ORIGINAL_PYTHONPATH"

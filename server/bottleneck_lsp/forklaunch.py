@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .contract import FORKSERVER_MODULE, ORIGINAL_PYTHONPATH
+from .contract import FORKSERVER_MODULE, ORIGINAL_PYTHONPATH, RUNNER_FOLDER_PREFIX
 
 _PACKAGE_DIR = Path(__file__).resolve().parent
 
@@ -61,7 +61,7 @@ def environ(workdir: str, base: dict[str, str] | None = None) -> dict[str, str]:
 
 def runner_folder() -> str:
     """A private folder holding a link to this package: it leads the runner's path."""
-    workdir = tempfile.mkdtemp(prefix="bottleneck-lsp-")
+    workdir = tempfile.mkdtemp(prefix=RUNNER_FOLDER_PREFIX)
     os.symlink(_PACKAGE_DIR, os.path.join(workdir, _PACKAGE_DIR.name))
     return workdir
 

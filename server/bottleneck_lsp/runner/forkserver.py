@@ -31,6 +31,7 @@ import sys
 import threading
 from typing import Any
 
+from ..contract import RUNNER_FOLDER_PREFIX
 from . import compilerstack, environment
 
 MAX_REQUEST = 1 << 20
@@ -279,7 +280,7 @@ def main(argv: list[str]) -> int:
 
         signal.signal(signal.SIGTERM, signal.SIG_IGN)  # the clean-up runs to its end
         workdir = os.getcwd()
-        if os.path.basename(workdir).startswith("bottleneck-lsp-"):
+        if os.path.basename(workdir).startswith(RUNNER_FOLDER_PREFIX):
             shutil.rmtree(workdir, ignore_errors=True)
     return 0
 

@@ -17,7 +17,7 @@ import shutil
 import signal
 import sys
 
-from ..contract import LAUNCHER_MODULE, RUNNER_MODULE
+from ..contract import LAUNCHER_MODULE, RUNNER_FOLDER_PREFIX, RUNNER_MODULE
 
 
 def _die_with_parent() -> None:
@@ -33,13 +33,13 @@ def _die_with_parent() -> None:
 
 def job_folder(argv: list[str]) -> str | None:
     """The job's private folder, where the workers write (the runner's ``--out``), when it is
-    one (``bottleneck-lsp-*``, made by ``runner_folder``)."""
+    one (``RUNNER_FOLDER_PREFIX``, made by ``runner_folder``)."""
     try:
         out = argv[argv.index("--out", argv.index(RUNNER_MODULE)) + 1]
     except (ValueError, IndexError):
         return None
     folder = os.path.dirname(os.path.abspath(out))
-    return folder if os.path.basename(folder).startswith("bottleneck-lsp-") else None
+    return folder if os.path.basename(folder).startswith(RUNNER_FOLDER_PREFIX) else None
 
 
 def main() -> None:

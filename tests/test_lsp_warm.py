@@ -92,12 +92,22 @@ async def test_a_killed_server_takes_its_warm_fork_server_along() -> None:
     try:
         result = await execute(client, "bottleneck.profile", {"uri": uri_of("fn_call.py")})
         assert result["status"] == "ok"
+        report = await execute(client, "bottleneck.report", uri_of("fn_call.py"))
+        reports = Path(uris.to_fs_path(report["uri"]) or "").parent
         warm = fork_servers(pid)
         assert len(warm) == 1
         os.kill(pid, signal.SIGKILL)  # nothing of the server cleans up
         assert await until(lambda: gone(warm[0])), "the warm fork server outlived its server"
         assert await until(lambda: not our_folders() - before), "its private folder was left behind"
     finally:
+        await client.stop()
+    assert reports.is_dir()  # a killed server cannot remove its folder of reports...
+    client, _ = await session({})
+    try:  # ...the next server to start does
+        assert await until(lambda: not reports.exists()), "the stale folder of reports stayed"
+        assert said(client, f"removed {reports}: the folder of reports of a server that was killed")
+    finally:
+        await client.shutdown_session()
         await client.stop()
 
 

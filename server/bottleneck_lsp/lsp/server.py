@@ -18,7 +18,6 @@ import os
 import shutil
 import signal
 import sys
-import tempfile
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -37,7 +36,7 @@ from ..contract import PASSES
 from ..jobs import Job, JobError, JobEvent, JobSpec
 from ..model import Document
 from . import annotations as notes
-from . import auth, tracking, transport
+from . import auth, reportdir, tracking, transport
 from .auth import Gate
 from .settings import Settings, merge
 from .warm import WarmForks
@@ -718,7 +717,7 @@ async def show_report(ls: BottleneckServer, *args: Any) -> dict[str, Any]:
     # and lenses and hovers must not wait (the document is replaced, never changed, meanwhile).
     text = await asyncio.to_thread(report.render, doc, ls.state.settings.thresholds)
     if ls.state.report_dir is None:
-        ls.state.report_dir = tempfile.mkdtemp(prefix="bottleneck-lsp-reports-")
+        ls.state.report_dir = reportdir.make()
     path = os.path.join(ls.state.report_dir, os.path.basename(doc.script) + ".bottleneck.txt")
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as handle:
@@ -740,6 +739,8 @@ def initialize(ls: BottleneckServer, params: types.InitializeParams) -> None:
 
 @server.feature(types.INITIALIZED)
 def initialized(ls: BottleneckServer, params: types.InitializedParams) -> None:
+    for path in reportdir.sweep_stale():
+        ls.log(f"removed {path}: the folder of reports of a server that was killed")
     settings = ls.state.settings
     if settings.problems:
         ls.tell("bottleneck settings: " + "; ".join(settings.problems), types.MessageType.Warning)

@@ -100,6 +100,25 @@ def test_a_forward_call_that_makes_several_nodes_gets_all_their_backward_time() 
     assert "aten::mm" in ops  # the addmm's backward ran here
 
 
+def test_backward_is_linked_within_its_thread_while_another_thread_runs_ops() -> None:
+    """The cpu pass records every thread's ops, and torch numbers autograd nodes per thread:
+    a thread's forward-only ops carry the numbers the main thread's nodes take. The
+    ``.backward()`` line is the backward of its own thread's forward line, not the other
+    thread's; and the other thread's ops, running meanwhile, stay on their own line."""
+    name = "backward_side_thread.py"
+    doc = run_job(name, passes=("cpu",))
+    part = part_of(doc, "cpu")
+    assert part is not None and part["status"] == "ok", part
+    hot = next(x for x in part["lines"] if x["line"] == marker_line(name))
+    assert [f["line"] for f in hot["forward_lines"]] == [marker_line(name, "# FORWARD")], hot["forward_lines"]
+    side = next(x for x in part["lines"] if x["line"] == marker_line(name, "# SIDE"))
+    assert {op["name"] for op in side["ops"]} >= {"aten::mm", "aten::sum"}
+    assert not {op["name"] for op in hot["ops"]} & {"aten::sum"}  # none of the thread's ops
+    text = report.render(Document.from_json(doc))
+    said = next(x for x in text.splitlines() if f"{name}:{marker_line(name)}:" in x and "backward of" in x)
+    assert said.endswith(f"; backward of line {marker_line(name, '# FORWARD')}"), said
+
+
 def test_cprofile_pass_finds_the_user_function_and_call_line() -> None:
     doc = run_job("uses_helper.py", passes=("cprofile",))
     part = part_of(doc, "cprofile")

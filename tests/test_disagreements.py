@@ -60,13 +60,16 @@ def test_a_threaded_script_doing_the_same_work_is_not_flagged(exact_lines: bool)
 
 
 def test_a_thread_the_script_starts_is_named_where_a_pass_does_not_see_it() -> None:
-    """torch's profiler records the main thread's ops; cProfile before 3.12 its calls: the
-    passes say so when the script started a thread itself (the sample pass's own thread,
-    which the runner starts, is not counted)."""
+    """With the Python tracer (the cuda pass, --no-exact-lines) torch's profiler records the
+    main thread's ops; cProfile before 3.12 its calls: the passes say so when the script
+    started a thread itself (the sample pass's own thread, which the runner starts, is not
+    counted)."""
     doc = run_typed("counts_threaded.py", passes=("sample", "cprofile", "cpu"))
     notes = {p.name: [n for n in p.notes if "thread(s)" in n] for p in doc.passes}
     assert notes["sample"] == []
-    assert notes["cpu"] == [
+    assert notes["cpu"] == []  # it records every thread's ops (the next test)
+    traced = run_typed("counts_threaded.py", passes=("cpu",), exact_lines=False)
+    assert [n for p in traced.passes for n in p.notes if "thread(s)" in n] == [
         "the script started 1 thread(s); torch's profiler records the ops of the script's main "
         "thread (and autograd's), not theirs (the sample pass lists the lines other threads ran)"
     ]
@@ -78,5 +81,30 @@ def test_a_thread_the_script_starts_is_named_where_a_pass_does_not_see_it() -> N
     else:
         assert notes["cprofile"] == []
     assert "the script started 1 thread(s)" in report.render(doc)
+    with_memory = run_typed("counts_threaded.py", passes=("cpu", "memory"))
+    assert [n for p in with_memory.passes for n in p.notes if "thread(s)" in n] == [
+        "the script started 1 thread(s); torch's profiler records the ops of the script's main "
+        "thread (and autograd's), not theirs; without memory among the passes, this pass records "
+        "theirs too (the sample pass lists the lines other threads ran)"
+    ]
     steady = run_typed("counts_steady.py", passes=("cpu",))
     assert not any("thread(s)" in n for p in steady.passes for n in p.notes)
+
+
+def test_the_ops_of_threads_the_script_starts_are_charged_to_their_lines() -> None:
+    """The cpu pass records every thread's ops (torch's profile_all_threads) and its line
+    marker follows the threads the script or a library starts: the thread's matmul is the
+    first hotspot line, the main thread's line is there, the pool worker's has its ops."""
+    doc = run_typed("threaded_hot.py", passes=("cpu",))
+    assert doc.status == "ok"
+    cpu = doc.pass_named("cpu")
+    assert cpu is not None and not any("thread(s)" in n for n in cpu.notes), cpu.notes
+    text = report.render(doc, cwd=str(SCRIPTS))
+    hot = text[text.index("Hotspots by source line") :].splitlines()
+    rows = [row for row in hot if "threaded_hot.py:" in row]
+    assert "threaded_hot.py:12" in rows[0], hot[:8]  # the thread's matmul, first
+    # the pool worker's line and the main thread's (small: not always above the table's
+    # threshold) have their ops
+    ops = {ln.line: {op.name for op in ln.ops} for ln in cpu.lines}
+    assert {"aten::mul", "aten::sum"} <= ops.get(16, set()), cpu.lines
+    assert "aten::add" in ops.get(27, set()), cpu.lines

@@ -1,6 +1,7 @@
 """Killed by itself under cProfile only: cProfile's hook is set there (sys.monitoring's
 profiler tool on Python 3.12+), and on 3.11 in the cpu pass too (which counts function
-entries with one), but only the cpu pass runs torch's profiler."""
+entries with one), but only the cpu pass has the line marker (a torch function mode;
+torch's own `_profiler_enabled()` reads False there when the pass records every thread)."""
 
 import os
 import signal
@@ -16,7 +17,7 @@ def under_cprofile() -> bool:
     return type(sys.getprofile()).__name__ == "Profile"
 
 
-if under_cprofile() and not torch.autograd._profiler_enabled():
+if under_cprofile() and not torch.overrides._get_current_function_mode_stack():
     os.kill(os.getpid(), signal.SIGKILL)
 x = torch.randn(64, 64)
 for _ in range(200):

@@ -83,9 +83,10 @@ class _Run:
                 "only this process was profiled: their time is not covered"
             )
         threads = self.threads
-        if threads is not None and threads.count:
+        unseen = _unseen_in_threads(self.ns.pass_name, self.profiler)
+        if threads is not None and threads.count and unseen:
             self.part.setdefault("notes", []).append(
-                f"the script started {threads.count} thread(s); {_unseen_in_threads(self.ns.pass_name)} "
+                f"the script started {threads.count} thread(s); {unseen} "
                 "(the sample pass lists the lines other threads ran)"
             )
         self.part["wall_s"] = round(time.perf_counter() - self.started, 6)
@@ -261,10 +262,15 @@ class _Run:
                 pass
 
 
-def _unseen_in_threads(pass_name: str) -> str:
-    """What a pass does not see of the threads the script started ("" when it sees them)."""
-    if pass_name in ("cpu", "cuda"):
-        return "torch's profiler records the ops of the script's main thread (and autograd's), not theirs"
+def _unseen_in_threads(pass_name: str, profiler: Any = None) -> str:
+    """What a pass does not see of the threads the script started ("" when it sees them):
+    the autograd passes record every thread's ops where ``profiler.every_thread`` (the cpu
+    pass with the line marker, on a torch that can), the starting thread's otherwise."""
+    if pass_name in ("cpu", "cuda") and not getattr(profiler, "every_thread", False):
+        unseen = "torch's profiler records the ops of the script's main thread (and autograd's), not theirs"
+        if getattr(profiler, "threads_need_no_memory", False):
+            unseen += "; without memory among the passes, this pass records theirs too"
+        return unseen
     if pass_name == "cprofile" and sys.version_info < (3, 12):
         return "cProfile counts the main thread's calls only before Python 3.12"
     return ""

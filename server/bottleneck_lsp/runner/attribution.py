@@ -110,8 +110,9 @@ class LineStats:
         self.ops: dict[str, list[int]] = {}  # name -> [self_ns, device_ns, count]
         self.kernels: dict[str, list[int]] = {}  # device activity name -> [ns, count]
         self.backward = False
-        self.forward_links: dict[int, int] = {}  # autograd sequence number -> ns
-        self.forward_device_links: dict[int, int] = {}  # the same, device time of backward kernels
+        # (backward op's thread, autograd sequence number) -> ns: see forward_line_of
+        self.forward_links: dict[tuple[int, int], int] = {}
+        self.forward_device_links: dict[tuple[int, int], int] = {}  # device time of backward kernels
         self.opaque: set[str] = set()  # compiled regions whose own lines are invisible
         self.memory: list[int] | None = None  # see memory.account: allocated, count, freed, live at peak
 
@@ -178,8 +179,10 @@ class Attributor:
         # created the node (which the backward op names) is the last of them. One op may
         # make several nodes (``linear`` on a 3-D input: a view, ``t``, ``addmm``, a view),
         # numbered on from its own: no op carries those, and they are the op's before them.
-        self._forward_seq: dict[int, tuple[int, LineStats | None]] = {}
-        self._forward_numbers: list[int] = []  # _forward_seq's keys, sorted, once read
+        # Per thread: torch numbers nodes per thread, and the cpu pass records every thread.
+        self._forward_seq: dict[int, dict[int, tuple[int, LineStats | None]]] = {}
+        self._forward_numbers: dict[int, list[int]] = {}  # per thread: its keys, sorted, once read
+        self._main_tid: int | None = None  # the thread that started the profiler
         self._backward_windows: list[tuple[int, int, LineStats]] = []
         # top-level ops: (start, end, thread, line, name), for _uncount_contained
         self._top_level: list[tuple[int, int, int, LineStats, str]] = []
@@ -272,13 +275,16 @@ class Attributor:
     def consume(self, roots: list[Any]) -> None:
         """Walk the main thread's roots first, then other threads' roots: the autograd
         engine's device threads have no Python frames, so their ops go to the
-        ``.backward()`` line whose engine run covers them."""
+        ``.backward()`` line whose engine run covers them; other threads' ops go to their
+        own lines (the line marker's ranges) or outside the user's files."""
         roots = sorted(roots, key=lambda n: n.start_time_ns)
         if roots:
             self.first_ns = (
                 roots[0].start_time_ns if self.first_ns == 0 else min(self.first_ns, roots[0].start_time_ns)
             )
         main_tid = roots[0].start_tid if roots else None
+        if self._main_tid is None:
+            self._main_tid = main_tid
         others = []
         for root in roots:
             if root.start_tid == main_tid:
@@ -286,8 +292,13 @@ class Attributor:
             else:
                 others.append(root)
         self._backward_windows.sort(key=lambda w: w[0])
+        # Only the autograd engine's threads (those that ran backward ops) are claimed by
+        # the .backward() running meanwhile: another thread's ops (the script's threads, a
+        # library's, with the cpu pass recording every thread) are its own work.
+        engine = {root.start_tid for root in others if root.name.startswith(BACKWARD_PREFIX)}
         for root in others:
-            self._walk(root, self._backward_context(root.start_time_ns))
+            context = self._backward_context(root.start_time_ns) if root.start_tid in engine else None
+            self._walk(root, context)
         self._uncount_contained()
 
     def _uncount_contained(self) -> None:
@@ -443,15 +454,19 @@ class Attributor:
                     if seq >= 0:
                         if name.startswith(BACKWARD_PREFIX):
                             target.backward = True
-                            target.forward_links[seq] = target.forward_links.get(seq, 0) + dur
+                            key = (node.start_tid, seq)
+                            target.forward_links[key] = target.forward_links.get(key, 0) + dur
                             if device:
                                 self._backward_ops.setdefault(node.start_tid, []).append(
                                     (node.start_time_ns, node.end_time_ns, seq)
                                 )
                         else:
-                            seen = self._forward_seq.get(seq)
+                            numbered = self._forward_seq.get(node.start_tid)
+                            if numbered is None:
+                                numbered = self._forward_seq[node.start_tid] = {}
+                            seen = numbered.get(seq)
                             if seen is None or seen[0] <= node.start_time_ns:
-                                self._forward_seq[seq] = (node.start_time_ns, ctx)
+                                numbered[seq] = (node.start_time_ns, ctx)
                 for child in node.children:
                     push((child, ctx, target, name))
                 continue
@@ -565,7 +580,7 @@ class Attributor:
                     seq = self._backward_seq(tid, start)
                     if seq is not None:
                         links = target.forward_device_links
-                        links[seq] = links.get(seq, 0) + dur
+                        links[(tid, seq)] = links.get((tid, seq), 0) + dur
             target.device_ns += dur
             target.device_count += 1
             if self.device_timeline is not None:
@@ -599,15 +614,26 @@ class Attributor:
         return None
 
     # -- output -------------------------------------------------------------------------
-    def forward_line_of(self, seq: int) -> LineStats | None:
-        """The line of the forward op that made autograd node ``seq`` (read after the walk)."""
-        seen = self._forward_seq.get(seq)
+    def forward_line_of(self, key: tuple[int, int]) -> LineStats | None:
+        """The line of the forward op that made autograd node ``seq``, run backward on thread
+        ``tid`` (``key``: (tid, seq); read after the walk). Nodes are numbered per thread: a
+        backward on a thread that ran forward ops (the CPU engine runs it on the calling
+        thread) is that thread's; one on a thread that ran none (autograd's device threads)
+        is the main thread's."""
+        tid, seq = key
+        numbered = self._forward_seq.get(tid)
+        if numbered is None:
+            tid = self._main_tid if self._main_tid is not None else tid
+            numbered = self._forward_seq.get(tid)
+            if numbered is None:
+                return None
+        seen = numbered.get(seq)
         if seen is None:
-            numbers = self._forward_numbers
-            if len(numbers) != len(self._forward_seq):
-                numbers[:] = sorted(self._forward_seq)
+            numbers = self._forward_numbers.setdefault(tid, [])
+            if len(numbers) != len(numbered):
+                numbers[:] = sorted(numbered)
             i = bisect.bisect_right(numbers, seq) - 1
             if i < 0:
                 return None
-            seen = self._forward_seq[numbers[i]]
+            seen = numbered[numbers[i]]
         return seen[1]

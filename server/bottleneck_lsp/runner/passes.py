@@ -293,9 +293,23 @@ class AutogradPass:
         # A feature check: torch without _RecordFunctionFast (before 2.2) keeps the tracer.
         ranged = exact_lines and self.device is None and _record_function_fast(torch) is not None
         self.ranges = LineRanges(files) if ranged else None
+        # With the line marker's ranges, the threads the script starts are recorded too and
+        # the marker follows them (``follow_threads``); the cuda pass and --no-exact-lines
+        # keep the main thread's ops, as checked on a GPU. torch's ``_profiler_enabled()``
+        # reads False in every thread then (it asks for this thread's profiler).
+        # Not with memory: torch records no allocation event then (torch 2.13).
+        capable = self.ranges is not None and records_every_thread(torch)
+        self.every_thread = capable and not memory
+        self.threads_need_no_memory = capable and memory  # what the note on threads says
         self.profiler, self.description = make_profiler(
-            torch, with_stack=self.ranges is None, device=self.device, memory=memory, shapes=shapes
+            torch,
+            with_stack=self.ranges is None,
+            device=self.device,
+            memory=memory,
+            shapes=shapes,
+            every_thread=self.every_thread,
         )
+        self._unfollow: Callable[[], None] | None = None
         # Entries into the user's functions (the "passes disagree" check) are counted as
         # cProfile counts them (entrycount.py): without the tracer always; with it on
         # Python 3.12+ too, where cProfile counts every thread and the tracer's call nodes
@@ -356,6 +370,8 @@ class AutogradPass:
         self.recording = True
         if self.marker is not None:
             self.marker.__enter__()
+            if self.every_thread:
+                self._unfollow = follow_threads(self.marker)
         if self.script_calls is not None:
             self.script_calls.__enter__()
         self.running = True
@@ -370,6 +386,9 @@ class AutogradPass:
         if self.counter is not None:
             self.counter.disable()
         self.stopped = time.perf_counter()
+        if self._unfollow is not None:
+            self._unfollow()
+            self._unfollow = None
         if self.script_calls is not None:
             self.script_calls.__exit__()
         if self.marker is not None:
@@ -540,6 +559,44 @@ def _accepts(func: Any, name: str) -> bool:
         return False
 
 
+def _every_thread_config(torch: Any) -> Any:
+    """torch's profiler configuration that records every thread's ops (a feature check:
+    ``profile_all_threads``, torch 2.6 and later), or None."""
+    try:
+        from torch._C._profiler import _ExperimentalConfig
+
+        return _ExperimentalConfig(profile_all_threads=True)
+    except (ImportError, TypeError, AttributeError):
+        return None
+
+
+def records_every_thread(torch: Any) -> bool:
+    """Whether this torch's autograd profiler can record the ops of every thread."""
+    return _every_thread_config(torch) is not None and _accepts(
+        torch.autograd.profiler.profile, "experimental_config"
+    )
+
+
+def follow_threads(marker: Any) -> Callable[[], None]:
+    """Push the line marker in every thread started from now on (torch keeps function modes
+    per thread), at the thread's first Python call; returns what undoes it for threads
+    started later. A profile hook of ``threading``'s that removes itself at once: the
+    thread runs with the hook it would have had."""
+    import threading
+
+    previous = threading.getprofile() if hasattr(threading, "getprofile") else None
+
+    def first_call(_frame: Any, _event: str, _arg: Any) -> None:
+        sys.setprofile(previous)
+        try:
+            marker.__enter__()
+        except Exception:  # noqa: BLE001 - the thread runs unmarked, never fails for it
+            pass
+
+    threading.setprofile(first_call)
+    return lambda: threading.setprofile(previous)
+
+
 def make_profiler(
     torch: Any,
     with_stack: bool,
@@ -547,23 +604,31 @@ def make_profiler(
     cpu: bool = True,
     memory: bool = False,
     shapes: bool = False,
+    every_thread: bool = False,
 ) -> tuple[Any, str]:
     """torch's autograd profiler, by feature rather than version: with a device, CUPTI
     kernel events need Kineto (``use_kineto=True``; its default, False, selects a GPU
-    fallback that records no kernel at all, measured on an H200 with torch 2.11)."""
+    fallback that records no kernel at all, measured on an H200 with torch 2.11).
+    ``every_thread`` (where ``records_every_thread``): the ops of the threads the script
+    starts too; by default torch records the starting thread's and autograd's only."""
     profile = torch.autograd.profiler.profile
     kwargs: dict[str, Any] = {"with_stack": with_stack}
     if memory:
         kwargs["profile_memory"] = True  # allocation events, charged to lines (memory.py)
     if shapes:
         kwargs["record_shapes"] = True
+    described_extra = ""
+    if every_thread:
+        kwargs["experimental_config"] = _every_thread_config(torch)
+        described_extra = ", experimental_config=_ExperimentalConfig(profile_all_threads=True)"
     if device is not None:
         kwargs["use_device"] = device
         if _accepts(profile, "use_kineto"):
             kwargs["use_kineto"] = True
         if not cpu and _accepts(profile, "use_cpu"):
             kwargs["use_cpu"] = False
-    described = ", ".join(f"{k}={v!r}" for k, v in kwargs.items())
+    described = ", ".join(f"{k}={v!r}" for k, v in kwargs.items() if k != "experimental_config")
+    described += described_extra
     # kineto's start and stop lines kept out of the script's stderr (kinetolog.py)
     return kinetolog.Quiet(profile(**kwargs)), f"torch.autograd.profiler.profile({described})"
 
@@ -738,8 +803,8 @@ def _line_entry(a: Attributor, s: LineStats) -> dict[str, Any]:
     if s.forward_links or s.forward_device_links:
         by_line: dict[tuple[str, int], list[int]] = {}
         for links, slot in ((s.forward_links, 0), (s.forward_device_links, 1)):
-            for seq, ns in links.items():
-                fwd = a.forward_line_of(seq)
+            for key, ns in links.items():
+                fwd = a.forward_line_of(key)
                 if fwd is not None and fwd.line > 0:  # 0: module-level code, no line known
                     acc = by_line.setdefault((fwd.file, fwd.line), [0, 0])
                     acc[slot] += ns

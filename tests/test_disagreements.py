@@ -4,12 +4,14 @@ Real runs with real torch (sample, cprofile and cpu passes, as by default on a C
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
 import pytest
 
 from bottleneck_lsp import analysis, report
+from bottleneck_lsp.lsp import annotations
 from bottleneck_lsp.lsp.server import _summary
 from helpers import SCRIPTS, run_typed
 
@@ -108,3 +110,31 @@ def test_the_ops_of_threads_the_script_starts_are_charged_to_their_lines() -> No
     ops = {ln.line: {op.name for op in ln.ops} for ln in cpu.lines}
     assert {"aten::mul", "aten::sum"} <= ops.get(16, set()), cpu.lines
     assert "aten::add" in ops.get(27, set()), cpu.lines
+
+
+def test_a_threads_hot_line_is_shown_and_marked_with_the_default_passes() -> None:
+    """With the default passes (memory on: the cpu pass sees the main thread's ops only), the
+    sample pass's other-thread looks put the thread's line in the hotspot table, its
+    compiler-style line, the diagnostic, the lens and the hover: where the main thread only
+    waits (``thread.join()``), the work is on the thread's line."""
+    doc = run_typed("threaded_hot.py")
+    assert doc.status == "ok"
+    hot_line = 12
+    row = next(r for r in analysis.hotspots(doc) if r.line == hot_line)
+    cell = row.columns[analysis.THREADS]
+    assert cell.share > 0.5 and analysis.marked_for(row) == analysis.THREADS
+    text = report.render(doc, cwd=str(SCRIPTS))
+    table = text[text.index("Hotspots by source line") :].splitlines()
+    shown = next(x for x in table if f"threaded_hot.py:{hot_line}  " in x)
+    assert f"{cell.share * 100:.1f}%" in shown and "(a @ a).sum()" in shown
+    assert "  threads: the same sampled wall time: other threads'" in text
+    said = next(x for x in text.splitlines() if x.startswith(f"threaded_hot.py:{hot_line}:9: warning: "))
+    assert "other threads ran here" in said and "of the main thread's" in said
+    items = annotations.build(doc, analysis.Thresholds())
+    marked = next(a for a in items if a.row is not None and a.line == hot_line - 1)
+    diagnostic = json.loads(annotations.diagnostic(marked, analysis.Thresholds()) or "{}")
+    assert diagnostic["code"] == analysis.THREADS and "other threads ran here" in diagnostic["message"]
+    lens = annotations.code_lens(marked)
+    assert lens is not None and lens.command is not None
+    assert lens.command.title.startswith("threads "), lens.command.title
+    assert "| threads |" in annotations.hover([marked], doc)

@@ -26,6 +26,7 @@ from .model import (
     RankedLine,
     Ranking,
     SampledLine,
+    ThreadLine,
     Verdict,
 )
 from .rootmap import outermost_root, relative_to
@@ -35,25 +36,36 @@ Hotspot = RankedLine  # a ranked row, as the presentation calls it
 # Columns, also the diagnostics' codes (the ranking column's).
 WALL = "wall-time"  # sample pass: main-thread wall time at the line
 PYTHON = "python-time"  # sample pass: of which running Python (not in a C call)
+THREADS = "thread-time"  # sample pass: other threads' wall time at the line (threads the script runs)
 CPU = "cpu-op-time"  # cpu pass: torch ops' self CPU time
 DEVICE = "device-time"  # cuda pass: kernels, copies
 WAIT = "device-wait"  # cuda pass: the CPU blocked on the device
 MEMORY = "memory"  # cpu/cuda pass with memory: bytes the line's ops allocated, live at the peak
 
-COLUMNS = (WALL, PYTHON, CPU, DEVICE, WAIT, MEMORY)
+COLUMNS = (WALL, PYTHON, THREADS, CPU, DEVICE, WAIT, MEMORY)
 KIND_LABEL = {
     WALL: "wall time",
     PYTHON: "Python time",
+    THREADS: "other threads' wall time",
     CPU: "op CPU time",
     DEVICE: "device time",
     WAIT: "wall time waiting on the device",
     MEMORY: "memory at the peak",
 }
-SHORT = {WALL: "wall", PYTHON: "Python", CPU: "op CPU", DEVICE: "device", WAIT: "wait", MEMORY: "memory"}
+SHORT = {
+    WALL: "wall",
+    PYTHON: "Python",
+    THREADS: "threads",
+    CPU: "op CPU",
+    DEVICE: "device",
+    WAIT: "wait",
+    MEMORY: "memory",
+}
 # What each column's share is a share of: stated once, shown with the report.
 DENOMINATOR = {
     WALL: "the main thread's sampled wall time (sample pass)",
     PYTHON: "the same sampled wall time: the part spent running Python, not in a C call",
+    THREADS: "the same sampled wall time: other threads' sampled wall time at the line, as a share of it",
     CPU: "all torch ops' self CPU time (cpu pass)",
     DEVICE: "all device time: kernels, memcpy, memset (cuda pass)",
     WAIT: "the cuda pass's wall time",
@@ -96,7 +108,7 @@ def marked_for(row: Hotspot) -> str:
     column's, else where the CPU waits, else the memory it holds."""
     if row.kind in row.columns:
         return row.kind
-    for kind in (WAIT, MEMORY):
+    for kind in (WAIT, THREADS, MEMORY):
         if kind in row.columns:
             return kind
     return row.kind
@@ -159,7 +171,7 @@ class _Rows:
     def __init__(self) -> None:
         self.rows: dict[tuple[str, int], Hotspot] = {}
 
-    def get(self, entry: SampledLine | OpLine) -> Hotspot:
+    def get(self, entry: SampledLine | OpLine | ThreadLine) -> Hotspot:
         key = (entry.file, entry.line)
         row = self.rows.get(key)
         if row is None:
@@ -188,6 +200,14 @@ def _add_sampled(rows: _Rows, part: Pass) -> None:
         row.columns[WALL] = Cell(time_s=entry.wall_s, share=entry.wall_share)
         python = entry.python_s
         row.columns[PYTHON] = Cell(time_s=python, share=round(python / total, 6) if total > 0 else 0.0)
+    # Other threads' time, on their lines (the main thread may only wait for them, at a join)
+    threads: dict[tuple[str, int], float] = {}
+    for other in part.samples.threads:
+        rows.get(other)
+        threads[(other.file, other.line)] = threads.get((other.file, other.line), 0.0) + other.wall_s
+    for key, wall in threads.items():
+        share = round(wall / total, 6) if total > 0 else 0.0
+        rows.rows[key].columns[THREADS] = Cell(time_s=round(wall, 6), share=share)
 
 
 def _add_ops(rows: _Rows, part: Pass, with_cpu: bool, with_memory: bool) -> None:
@@ -308,13 +328,18 @@ def conclude(doc: Document) -> Document:
 
 def hotspots(doc: Document, thresholds: Thresholds | None = None) -> list[Hotspot]:
     """The rows worth showing, loudest first: at or above ``min_share`` in the ranking
-    column, or among its ``top`` N; lines where the CPU waits on the device, and lines
-    holding ``min_memory_share`` of the memory peak, whatever their time."""
+    column, or among its ``top`` N; lines where the CPU waits on the device or other
+    threads spend ``min_share`` of the main thread's wall time, and lines holding
+    ``min_memory_share`` of the memory peak, whatever their time."""
     thresholds = thresholds or Thresholds()
 
     def waits(r: Hotspot) -> bool:  # where the CPU waits on the device: always worth a mark
         cell = r.columns.get(WAIT)
         return cell is not None and r.kind != WAIT and cell.share >= thresholds.min_share
+
+    def threads(r: Hotspot) -> bool:  # the work of the script's other threads
+        cell = r.columns.get(THREADS)
+        return cell is not None and r.kind != THREADS and cell.share >= thresholds.min_share
 
     rows = doc.ranking.lines if doc.ranking is not None else all_rows(doc)
     return [
@@ -322,6 +347,7 @@ def hotspots(doc: Document, thresholds: Thresholds | None = None) -> list[Hotspo
         for rank, r in enumerate(rows)
         if (r.share > 0 and (r.share >= thresholds.min_share or rank < thresholds.top))
         or waits(r)
+        or threads(r)
         or memory_share(r) >= thresholds.min_memory_share
     ]
 

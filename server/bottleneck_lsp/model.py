@@ -138,6 +138,8 @@ class ThreadLine(Node):
     thread: str
     file: str
     line: int
+    column: int = 1
+    text: str = ""
     function: str = ""
     wall_s: float = 0.0
 

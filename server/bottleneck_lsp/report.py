@@ -247,7 +247,8 @@ def hotspot_table(hotspots: list[Hotspot], cwd: str) -> list[str]:
         where = f"{_where(h.file, cwd)}:{h.line}"
         cells = "  ".join(_pct(h, k) for k in present)
         rank = f"  {_slowest(h):>12}" if spread else ""
-        out.append(f"{cells}  {_ms(h.time_s):>11}{rank}  {where}  {_ascii(h.text)[:60]}")
+        time = _ms(h.time_s) if ranked_by in h.columns else "-"  # shown for another column
+        out.append(f"{cells}  {time:>11}{rank}  {where}  {_ascii(h.text)[:60]}")
     out.append("")
     out.append(f"Ranked by {analysis.KIND_LABEL[ranked_by]}; time is that column's. Shares are of:")
     if ranked_by != analysis.WALL and any(analysis.WALL in h.columns for h in hotspots):

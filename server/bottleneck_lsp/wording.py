@@ -15,6 +15,7 @@ from .analysis import (
     MEMORY,
     PYTHON,
     SHORT,
+    THREADS,
     WAIT,
     WALL,
     Hotspot,
@@ -86,6 +87,11 @@ def _cell_text(row: Hotspot, kind: str, plain: bool) -> str:
     if kind == WAIT:
         return (
             f"the CPU waited {ms(cell.time_s)} here on the device ({cell.share * 100:.1f}% of the cuda pass)"
+        )
+    if kind == THREADS:
+        return (
+            f"other threads ran here {ms(cell.time_s)} of wall time "
+            f"({cell.share * 100:.1f}% of the main thread's)"
         )
     text = f"{cell.share * 100:.1f}% of {KIND_LABEL[kind]} ({ms(cell.time_s)}"
     if kind == CPU and row.count:
@@ -176,7 +182,7 @@ def lens(row: Hotspot) -> str:
     """Short: the ranking column, its top op or kernel, the other columns' shares."""
     held = f"{size(row.columns[MEMORY].bytes or 0)} live at peak" if _notable(row) else ""
     if row.kind not in row.columns:  # a line marked for another column (waits, memory)
-        kinds = [k for k in (WALL, CPU, DEVICE) if k in row.columns]
+        kinds = [k for k in (WALL, THREADS, CPU, DEVICE) if k in row.columns]
         parts = [f"{SHORT[k]} {row.columns[k].share * 100:.1f}%" for k in kinds]
         if WAIT in row.columns:
             parts.insert(0, f"waits {ms(row.columns[WAIT].time_s)} on the device")
@@ -190,7 +196,7 @@ def lens(row: Hotspot) -> str:
     elif row.ops:
         head += f" · {row.ops[0].name} ×{row.ops[0].count}"
     rest = []
-    for kind in (WALL, CPU, DEVICE):
+    for kind in (WALL, THREADS, CPU, DEVICE):
         if kind != row.kind and kind in row.columns:
             rest.append(f"{SHORT[kind]} {row.columns[kind].share * 100:.0f}%")
     if WAIT in row.columns:

@@ -723,7 +723,7 @@ class SamplePass:
     def finish(self) -> dict[str, Any]:
         begin = time.perf_counter()
         samples = self.sampler.document()
-        for line in samples["lines"]:
+        for line in (*samples["lines"], *samples["threads"]):
             line.update(position_fields(line["file"], line["line"]))
         wall_ns = int((self.stopped - self.started) * 1e9) - self.sampler.paused_ns
         out: dict[str, Any] = {"script_wall_s": round(wall_ns / 1e9, 6), "samples": samples, "notes": []}

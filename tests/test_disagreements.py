@@ -82,7 +82,7 @@ def test_a_thread_the_script_starts_is_named_where_a_pass_does_not_see_it() -> N
         )
     else:
         assert notes["cprofile"] == []
-    assert "the script started 1 thread(s)" in report.render(doc)
+    assert "the script started 1 thread(s)" in report.render(traced)
     with_memory = run_typed("counts_threaded.py", passes=("cpu", "memory"))
     assert [n for p in with_memory.passes for n in p.notes if "thread(s)" in n] == [
         "the script started 1 thread(s); torch's profiler records the ops of the script's main "

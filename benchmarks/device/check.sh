@@ -21,11 +21,11 @@ run() {  # name, script, args...
     begin=$(date +%s.%N)
     "$PY" "$@" > "$OUT/$name.bare.out" 2>&1
     end=$(date +%s.%N)
-    echo "$name bare_s $(echo "$end - $begin" | bc)" >> "$OUT/timings.txt"
+    echo "$name bare_s $("$PY" -c "print(round($end - $begin, 3))")" >> "$OUT/timings.txt"
     begin=$(date +%s.%N)
     timeout 300 "$PY" -m bottleneck_lsp --format json -o "$OUT/$name.result.json" \
         --save-raw "$OUT/raw" "$@" > /dev/null 2> "$OUT/$name.profile.err"
-    echo "$name profile_rc $? profile_s $(echo "$(date +%s.%N) - $begin" | bc)" >> "$OUT/timings.txt"
+    echo "$name profile_rc $? profile_s $("$PY" -c "print(round($(date +%s.%N) - $begin, 3))")" >> "$OUT/timings.txt"
     "$PY" -m bottleneck_lsp.cli replay "$OUT/raw/$(basename "${1%.py}").cuda.raw.json.gz" \
         > "$OUT/$name.cuda-replay.txt" 2>&1 || true
     "$PY" - "$OUT/$name.result.json" > "$OUT/$name.report.txt" 2>&1 <<'PYEOF'
@@ -47,7 +47,7 @@ run train_cuda examples/train.py --device ${TRAIN_DEVICE:-cuda} --steps 10 --wid
 begin=$(date +%s.%N)
 timeout 300 "$PY" -m bottleneck_lsp --no-fork --format json -o "$OUT/train_cuda.nofork.result.json" \
     examples/train.py --device ${TRAIN_DEVICE:-cuda} --steps 10 --width 2048 > /dev/null 2> "$OUT/train_cuda.nofork.err"
-echo "train_cuda_nofork profile_rc $? profile_s $(echo "$(date +%s.%N) - $begin" | bc)" >> "$OUT/timings.txt"
+echo "train_cuda_nofork profile_rc $? profile_s $("$PY" -c "print(round($(date +%s.%N) - $begin, 3))")" >> "$OUT/timings.txt"
 gzip -9 -f "$OUT"/*.result.json
 ls -la "$OUT" "$OUT/raw" >> "$OUT/timings.txt"
 cat "$OUT/timings.txt"

@@ -13,11 +13,12 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
+from bottleneck_lsp.lsp import reportdir
 from lsp_helpers import CONFIGS, close_session, open_session, our_folders
 
 # Folders with no link to tell the checkout, counted when made since the run started: the
 # server's reports, and torch's launcher's logs (a distributed job keeps them in its own).
-_MADE_SINCE = ("bottleneck-lsp-reports-", "torchelastic_")
+_MADE_SINCE = (reportdir.PREFIX, "torchelastic_")
 _before: set[str] = set()
 _started = 0.0
 _made_by: dict[str, str] = {}  # folder -> the test during which it appeared

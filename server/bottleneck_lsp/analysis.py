@@ -201,13 +201,11 @@ def _add_sampled(rows: _Rows, part: Pass) -> None:
         python = entry.python_s
         row.columns[PYTHON] = Cell(time_s=python, share=round(python / total, 6) if total > 0 else 0.0)
     # Other threads' time, on their lines (the main thread may only wait for them, at a join)
-    threads: dict[tuple[str, int], float] = {}
     for other in part.samples.threads:
-        rows.get(other)
-        threads[(other.file, other.line)] = threads.get((other.file, other.line), 0.0) + other.wall_s
-    for key, wall in threads.items():
-        share = round(wall / total, 6) if total > 0 else 0.0
-        rows.rows[key].columns[THREADS] = Cell(time_s=round(wall, 6), share=share)
+        row = rows.get(other)
+        seen = row.columns.get(THREADS)  # another thread at the same line
+        wall = round((seen.time_s if seen is not None else 0.0) + other.wall_s, 6)
+        row.columns[THREADS] = Cell(time_s=wall, share=round(wall / total, 6) if total > 0 else 0.0)
 
 
 def _add_ops(rows: _Rows, part: Pass, with_cpu: bool, with_memory: bool) -> None:

@@ -4,7 +4,8 @@
 #   OUT=/some/folder bash benchmarks/device/check.sh
 # Needs only python3 with torch (the CLI's profile path imports no pygls). For each script it
 # writes the text report, the JSON result, the raw recordings (--save-raw) and bare timings to
-# $OUT. Nothing is edited afterwards: commit what it proves, as it came.
+# $OUT. Nothing is edited afterwards: commit what it proves, as it came, $OUT/raw whole (the
+# memory cases' recordings too: tests replay them). Then benchmarks/device/side_by_side.sh.
 set -uo pipefail
 OUT=${OUT:?set OUT to a folder for the results}
 PY=${PYTHON:-python3}

@@ -7,6 +7,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -28,18 +29,21 @@ from helpers import SCRIPTS, part_of, typed
 FIXTURES = Path(__file__).parent / "fixtures"
 GPU_BOUND = FIXTURES / "cuda_gpu_bound.raw.json.gz"
 CPU_BOUND = FIXTURES / "cuda_cpu_bound.raw.json.gz"
+REPO = Path(__file__).parent.parent
+# The fixed passes on an H200 (session 29): live reports and raw recordings of one run
+H200_RUN = REPO / "benchmarks" / "device" / "h200-2026-12-04"
 
 
 CLI = os.path.join(os.path.dirname(sys.executable), "bottleneck-lsp")
 
 
-def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([CLI, *args], capture_output=True, text=True, timeout=300)
+def cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([CLI, *args], capture_output=True, text=True, timeout=300, cwd=cwd)
 
 
-def replay_json(path: Path) -> dict[str, Any]:
+def replay_json(path: Path, cwd: Path | None = None) -> dict[str, Any]:
     """``bottleneck-lsp replay FILE --format json``, as a user runs it."""
-    done = cli("replay", str(path), "--format", "json")
+    done = cli("replay", str(path), "--format", "json", cwd=cwd)
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
     doc: dict[str, Any] = typed(json.loads(done.stdout))
@@ -288,7 +292,7 @@ def _ccall(name: str, line: int, start: int, end: int, *children: dict[str, Any]
 
 
 def test_backward_kernels_go_to_the_backward_line_linked_to_their_forward_line(tmp_path: Path) -> None:
-    """The linking rule on a hand-made tree (the H200 recordings have no backward): a
+    """The linking rule on a hand-made tree (a real one: the training loop's test below): a
     kernel launched by an op inside a backward op on the autograd thread is charged to the
     ``.backward()`` line and, through the backward op's sequence number, to the forward
     line that created the graph node."""
@@ -350,3 +354,61 @@ def test_a_recordings_line_ranges_and_entries_are_read_as_data() -> None:
     assert read_header(["not", "a", "table"]) == {}
     assert read_entries([["a.py", 1, "f", 2], ["a.py", 1, "f", "2"], "x"]) == [("a.py", 1, "f", 2)]
     assert read_entries(None) is None
+
+
+def _memory_rows(text: str) -> list[str]:
+    """The report's memory table: its peak sentence and its rows (bytes at peak, share...)."""
+    return [
+        line
+        for line in text.splitlines()
+        if line.startswith("Peak: ") or re.match(r"^ +[0-9.]+ [KMG]?B +[0-9.]+% ", line)
+    ]
+
+
+def test_a_training_loops_cuda_pass_recorded_on_an_h200_replays_as_its_live_report_read() -> None:
+    """examples/train.py --device cuda, recorded on the H200 by the passes as they are now
+    (forked, memory on): replayed here, the lines, the backward links, the device shares
+    and the memory table are what the live report printed there."""
+    live = (H200_RUN / "train_cuda.report.txt").read_text()
+    raw = H200_RUN / "raw" / "train.cuda.raw.json.gz"
+    done = cli("replay", str(raw), cwd=REPO)
+    assert done.returncode == 0, done.stderr
+    text = done.stdout
+    first = next(line for line in text.splitlines() if ": warning: " in line)
+    assert first.startswith("examples/train.py:42:9: warning: 49.7% of device time (4.98 ms, 290 kernels)")
+    assert first.endswith("backward of line 23, 41, 24")
+    assert "Memory by source line (cuda pass, cuda:0)" in text
+    rows = _memory_rows(text)
+    assert len(rows) >= 5 and rows == _memory_rows(live)
+    assert "71.3 MB   55.0%" in rows[1] and rows[1].endswith("examples/train.py:42  loss.backward()")
+    # The live hotspot table's device column (the cuda pass's), line by line
+    doc = replay_json(raw, REPO)
+    cuda = part_of(doc, "cuda")
+    assert cuda is not None and cuda["status"] == "ok"
+    replayed = {line["line"]: f"{100 * line['device_share']:.1f}%" for line in cuda["lines"]}
+    table = live.split("Hotspots by source line", 1)[1].split("Ranked by", 1)[0]
+    live_device = {
+        int(cols[7].rsplit(":", 1)[1]): cols[3]
+        for cols in (row.split() for row in table.splitlines())
+        if len(cols) > 7 and cols[7].startswith("examples/train.py:")
+    }
+    assert len(live_device) >= 6
+    assert {line: share for line, share in live_device.items() if share != "-"} == {
+        line: replayed[line] for line, share in live_device.items() if share != "-"
+    }
+    backward = next(line for line in cuda["lines"] if line["line"] == 42)
+    assert [f["line"] for f in backward["forward_lines"]][:3] == [23, 41, 24]
+
+
+def test_a_sample_pass_recorded_on_an_h200_gives_the_live_reports_verdict() -> None:
+    live = (H200_RUN / "train_cuda.report.txt").read_text()
+    verdict = next(line for line in live.splitlines() if line.startswith(("CPU-bound: ", "GPU-bound: ")))
+    raw = H200_RUN / "raw" / "train.sample.raw.json.gz"
+    done = cli("replay", str(raw), cwd=REPO)
+    assert done.returncode == 0, done.stderr
+    assert verdict in done.stdout.splitlines()
+    assert "measured in the sample pass (device activity only" in done.stdout
+    assert "Running with Python 3.12.3 (recorded elsewhere)" in done.stdout
+    doc = replay_json(raw, REPO)
+    assert doc["verdict"]["pass"] == "sample" and doc["verdict"]["traced"] is False
+    assert doc["verdict"]["bound"] == "cpu"

@@ -80,7 +80,7 @@ def _environment(recorded: dict[str, Any]) -> dict[str, Any]:
         "python": {
             "version": str(recorded.get("python") or "?"),
             "implementation": "",
-            "executable": "(recorded elsewhere)",
+            "executable": "recorded elsewhere",
         },
         "os": str(recorded.get("platform") or "(recorded elsewhere)"),
         "machine": "",

@@ -135,3 +135,30 @@ def test_the_python_heavy_note_needs_both_the_count_and_the_cost() -> None:
     assert not python_heavy_note(
         10 * PYTHON_HEAVY_CALLS, 2.0, 1.0
     )  # a long script: the cost is in proportion
+
+
+def test_an_output_file_that_cannot_take_the_report_is_refused_before_the_run(tmp_path: Path) -> None:
+    script = tmp_path / "victim.py"
+    script.write_text((SCRIPTS / "fn_call.py").read_text())
+    before = script.read_text()
+    for output, why in (
+        (tmp_path / "missing" / "out.txt", "its folder"),
+        (tmp_path, "is a folder"),
+        (script, "is the script being profiled"),
+    ):
+        done = cli("--passes", "sample", "-o", str(output), str(script))
+        assert done.returncode == 2
+        assert done.stderr.decode().startswith(f"bottleneck-lsp: error: -o {output}: {why}")
+        assert b"Traceback" not in done.stderr and b"[bottleneck]" not in done.stderr  # nothing ran
+    assert script.read_text() == before
+
+
+def test_a_report_that_cannot_be_written_at_the_end_goes_to_stdout(tmp_path: Path) -> None:
+    if not os.path.exists("/dev/full"):
+        return  # Linux's always-full device: the disk filling up while the script ran
+    done = cli("--passes", "sample", "-o", "/dev/full", str(SCRIPTS / "fn_call.py"))
+    assert done.returncode == 2
+    assert (
+        b"cannot write the report to /dev/full (No space left on device): it follows on stdout" in done.stderr
+    )
+    assert b"Sampled time per line" in done.stdout and b"Traceback" not in done.stderr

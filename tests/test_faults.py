@@ -48,7 +48,26 @@ def test_unreadable_script_is_refused(tmp_path: Path) -> None:
     finally:
         sock.close()
     assert result.returncode == 2
-    assert f"Script is not readable: {path}".encode() in result.stderr
+    assert f"Script is not a regular file (a pipe, a socket or a device): {path}".encode() in result.stderr
+    fifo = tmp_path / "fifo.py"
+    os.mkfifo(fifo)
+    result = cli(str(fifo), timeout=60)  # opening it would wait for a writer: refused first
+    assert result.returncode == 2 and b"Script is not a regular file" in result.stderr
+
+
+def test_a_linked_script_imports_from_its_targets_folder_as_python_does(tmp_path: Path) -> None:
+    (tmp_path / "proj").mkdir()
+    (tmp_path / "links").mkdir()
+    (tmp_path / "proj" / "helper.py").write_text("import sys\nprint('PATH0', sys.path[0])\n")
+    (tmp_path / "proj" / "main.py").write_text("import helper\n")
+    (tmp_path / "links" / "run.py").symlink_to(tmp_path / "proj" / "main.py")
+    real = subprocess.run(
+        [sys.executable, str(tmp_path / "links" / "run.py")], capture_output=True, timeout=60
+    )
+    assert real.returncode == 0 and f"PATH0 {tmp_path / 'proj'}".encode() in real.stdout
+    code, doc, stderr = cli_json("--passes", "cprofile", str(tmp_path / "links" / "run.py"))
+    assert code == 0, stderr.decode()[-2000:]
+    assert f"PATH0 {tmp_path / 'proj'}" in doc["passes"][0]["output_tail"]["stdout"]
 
 
 def test_exception_in_a_helper_module_is_placed_in_the_helper() -> None:
@@ -327,3 +346,56 @@ def test_a_runner_that_dies_keeps_the_environment(tmp_path: Path) -> None:
     doc = json.loads(result.stdout)
     assert doc["passes"][0]["status"] == "crashed" and doc["passes"][0]["signal"] == "SIGKILL"
     assert doc["environment"]["torch"]["version"] == torch.__version__
+
+
+def test_a_job_stopped_before_its_first_pass_is_cancelled_not_ok() -> None:
+    """Stopped while the fork server was still starting: no pass ran, and the job says it
+    was stopped (before: "ok", and the editor replaced the last results with nothing)."""
+    job = Job(JobSpec(str(SCRIPTS / "fn_call.py"), python=sys.executable))
+    job.stop()
+    doc = asyncio.run(job.run())
+    assert (doc.status, doc.exit_code) == ("cancelled", 130)
+    assert doc.passes and {(p.status, p.skip_reason) for p in doc.passes} == {
+        ("skipped", "the job was stopped")
+    }
+    assert "cuda" not in [p.name for p in doc.passes] or torch.cuda.is_available()
+
+
+def test_progress_counts_the_passes_that_run_from_the_first_one() -> None:
+    """Without a GPU the automatic cuda pass is left out, and progress says 1/3, not 1/4:
+    the fork server tells whether torch sees a device before the first pass."""
+    events: list[JobEvent] = []
+    doc = asyncio.run(
+        Job(JobSpec(str(SCRIPTS / "fn_call.py"), python=sys.executable), on_event=events.append).run()
+    )
+    assert doc.status == "ok"
+    expected = ["sample", "cprofile", "cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+    for kind in ("pass_start", "pass_end"):
+        seen = [(e.pass_name, e.index, e.total) for e in events if e.kind == kind]
+        assert seen == [(name, i, len(expected)) for i, name in enumerate(expected)]
+
+
+def test_a_script_that_fails_shows_no_cuda_section_without_a_gpu() -> None:
+    if torch.cuda.is_available():
+        pytest.skip("a GPU: the cuda pass is part of the run")
+    for script in ("syntax_error.py", "exits.py"):
+        result = cli(str(SCRIPTS / script))
+        assert result.returncode != 0
+        assert b"autograd profiler output (CUDA" not in result.stdout, result.stdout.decode()[-2000:]
+
+
+def test_a_segmentation_fault_is_named_on_its_line_with_the_shells_exit_code() -> None:
+    """faulthandler in the pass prints where the script was; the error is placed on the
+    line of the user's that was running, and the exit code is what a shell shows (139)."""
+    script = SCRIPTS / "segfaults.py"
+    crash = marker_line("segfaults.py", "# CRASH")
+    result = cli("--passes", "sample,cpu", str(script))
+    assert result.returncode == 139
+    out = result.stdout.decode()
+    assert "pass status: crashed, killed by SIGSEGV" in out
+    assert f"segfaults.py:{crash}:1: error: Segmentation fault (SIGSEGV): the script crashed here" in out
+    assert "Fatal Python error: Segmentation fault" in out  # the traceback in "Script failed"
+    code, doc, _ = cli_json("--passes", "cpu", str(script))
+    error = doc["passes"][0]["error"]
+    assert code == 139 and doc["exit_code"] == 139
+    assert (error["file"], error["line"], error["function"]) == (str(script), crash, "<module>")

@@ -102,18 +102,24 @@ def test_a_server_that_cannot_start_says_why(tmp_path: Path) -> None:
         asyncio.run(ForkServer.start(str(fake)))
 
 
+def _cli_running_forever(passes: str, output: int) -> subprocess.Popen[bytes]:
+    """The command line on forever.py, once its first pass runs (or after 30 s)."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bottleneck_lsp", "--passes", passes, str(SCRIPTS / "forever.py")],
+        stdout=output,
+        stderr=output,
+    )
+    for _ in range(600):
+        if runner_pids("forever.py"):
+            break
+        time.sleep(0.05)
+    return proc
+
+
 def test_killing_the_cli_takes_the_fork_server_and_its_pass_along() -> None:
     before = our_folders()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "bottleneck_lsp", "--passes", "cprofile", str(SCRIPTS / "forever.py")],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    proc = _cli_running_forever("cprofile", subprocess.DEVNULL)
     try:
-        for _ in range(600):
-            if runner_pids("forever.py"):
-                break
-            time.sleep(0.05)
         servers = fork_servers(proc.pid)
         assert len(servers) == 1 and runner_pids("forever.py")
     finally:
@@ -281,3 +287,27 @@ def test_an_early_fork_server_nobody_adopts_is_killed_at_exit() -> None:
             f"from bottleneck_lsp import forklaunch\nforklaunch.early({words!r})\nprint(forklaunch._early)\n"
         )
         assert _in_fresh_process(quiet, 60) == ["None"], words
+
+
+def test_a_first_ctrl_c_reports_what_the_passes_so_far_measured_and_leaves_nothing() -> None:
+    """SIGINT once: the running pass stops as the editor's stop stops it, the later passes
+    do not run, and the report covers what ran (exit code 130); nothing is left behind."""
+    before = our_folders()
+    proc = _cli_running_forever("sample,cprofile", subprocess.PIPE)
+    try:
+        time.sleep(1.0)  # the sample pass sees the loop
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130
+    assert b"stopping; the passes so far are reported" in err and b"Traceback" not in err
+    text = out.decode()
+    assert "pass status: cancelled" in text
+    assert "(pass skipped: the job was stopped)" in text  # the cprofile pass
+    first = next(line for line in text.splitlines() if ": warning: " in line)
+    assert "forever.py:" in first and "of wall time" in first  # the sample pass's second of the loop
+    assert runner_pids("forever.py") == []
+    assert our_folders() - before == set()

@@ -49,7 +49,7 @@ async def test_unreadable_script_and_helper_exception(vscode_client: LanguageCli
     finally:
         sock.close()
         path.unlink()
-    assert result["status"] == "refused" and "Script is not readable" in result["message"]
+    assert result["status"] == "refused" and "Script is not a regular file" in result["message"]
 
     result = await execute(client, "bottleneck.profile", {"uri": uri_of("raises_in_helper.py")})
     assert result["status"] == "error"
@@ -120,6 +120,38 @@ async def test_stop_during_each_pass(vscode_client: LanguageClient) -> None:
         assert runner_pids("forever.py") == []
     assert progress_all_ended(client)
     assert (await execute(client, "bottleneck.clear"))["cleared"] >= 0
+
+
+async def test_a_profile_stopped_before_its_first_pass_keeps_the_last_results(
+    vscode_client: LanguageClient,
+) -> None:
+    """keepWarm off: each profile starts its own fork server (about a second here), and a
+    stop within it ends the job before any pass. The last results stay; the next whole run
+    is compared with the last whole one, not with the stopped one."""
+    client = vscode_client
+    uri = uri_of("fn_call.py")
+    await execute(client, "bottleneck.profile", {"uri": uri})
+    before = sorted((d.range.start.line, d.message) for d in client.diagnostics[uri])
+    assert before
+    client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"bottleneck": {**SETTINGS, "keepWarm": False}})
+    )
+    errors = sum(m.type == types.MessageType.Error for m in client.messages)
+    task = asyncio.ensure_future(execute(client, "bottleneck.profile", {"uri": uri}))
+    await asyncio.sleep(0.2)
+    await execute(client, "bottleneck.stop")
+    result = await task
+    assert result["status"] == "cancelled"
+    assert result["summary"] == "fn_call.py: stopped before any pass ran; the results before it are kept"
+    assert sorted((d.range.start.line, d.message) for d in client.diagnostics[uri]) == before
+    assert sum(m.type == types.MessageType.Error for m in client.messages) == errors  # a stop is no error
+    await execute(client, "bottleneck.profile", {"uri": uri})
+    lenses = await client.text_document_code_lens_async(
+        types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    )
+    titles = [lens.command.title for lens in lenses or [] if lens.command is not None]
+    assert any("since last run" in t for t in titles) and not any("new since" in t for t in titles)
+    assert progress_all_ended(client)
 
 
 # -- hostile input -----------------------------------------------------------------------

@@ -193,3 +193,49 @@ def test_a_missing_working_directory_is_refused_for_a_module_and_a_script(tmp_pa
     for spec in (JobSpec(script="", module=ENTRY, cwd=gone), JobSpec(script=str(ENTRY_FILE), cwd=gone)):
         with pytest.raises(JobError, match=r"Working directory not found: .*gone"):
             Job(spec)
+
+
+@pytest.mark.parametrize(
+    "tail",
+    [("--", "--a"), ("x", "--", "-h", "y"), ("--",)],
+    ids=["dashes-first", "dashes-inside", "dashes-alone"],
+)
+def test_arguments_with_dashes_reach_the_script_and_the_module_as_python_passes_them(
+    tail: tuple[str, ...],
+) -> None:
+    """argparse drops a ``--`` right after the script and ends ``-m``'s arguments at one;
+    python passes every argument on as it is, and so do we, both ways of calling us."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+
+    def real(*target: str) -> list[str]:
+        done = subprocess.run(
+            [sys.executable, *target, *tail],
+            cwd=SCRIPTS,
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stderr
+        return list(seen(done.stdout)["argv"][1:])
+
+    def ours(*command: str) -> list[str]:
+        """``command`` (ours, up to the script or module) with our options, then the tail."""
+        *prefix, kind, target = command if command[-2] == "-m" else (*command[:-1], "", command[-1])
+        where = ["-m", target] if kind == "-m" else [target]
+        done = subprocess.run(
+            [*prefix, "--passes", "cprofile", "--format", "json", *where, *tail],
+            cwd=SCRIPTS,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert done.returncode == 0, done.stderr
+        stdout = json.loads(done.stdout)["passes"][0]["output_tail"]["stdout"]
+        return list(seen(stdout)["argv"][1:])
+
+    script = str(SCRIPTS / "introspect.py")
+    assert real(script) == list(tail)
+    assert ours(CLI, "profile", script) == list(tail)
+    assert ours(sys.executable, "-m", "bottleneck_lsp", script) == list(tail)
+    assert ours(CLI, "profile", "-m", ENTRY) == real("-m", ENTRY) == list(tail)

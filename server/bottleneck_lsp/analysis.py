@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from . import distributed, modulepath
+from .contract import JOB_STOPPED
 from .model import (
     CallFromLine,
     Cell,
@@ -473,9 +474,12 @@ def verdict(doc: Document) -> Verdict | None:
 
 def overall_status(doc: Document) -> tuple[str, int | None]:
     """The job's status and the exit code to pass through: the first pass that did
-    not end cleanly decides; a run where every pass ended cleanly is "ok", 0."""
+    not end cleanly decides; a run where every pass ended cleanly is "ok", 0, unless the
+    job was stopped before some passes started ("cancelled", 130)."""
+    stopped = False
     for part in doc.passes:
         if part.status in ("ok", "skipped"):
+            stopped = stopped or part.skip_reason == JOB_STOPPED
             continue
         code = part.exit_code
         if part.status == "timeout":
@@ -484,8 +488,10 @@ def overall_status(doc: Document) -> tuple[str, int | None]:
             code = 130
         elif not isinstance(code, int) or code == 0:
             code = 1
+        elif code < 0:  # killed by a signal: what a shell reports (SIGSEGV: 139)
+            code = 128 - code
         return part.status, code
-    return "ok", 0
+    return ("cancelled", 130) if stopped else ("ok", 0)
 
 
 def failed_pass(doc: Document) -> Pass | None:

@@ -11,6 +11,7 @@ import asyncio
 import json
 import os
 import shutil
+import signal
 import sys
 import tempfile
 from typing import Any
@@ -237,8 +238,10 @@ def run_profile(ns: argparse.Namespace) -> int:
     elif ns.script is None:
         print("bottleneck-lsp: error: give the script to profile (or -m MODULE)", file=sys.stderr)
         return 2
-    if args and args[0] == "--":
-        args = args[1:]
+    problem = output_problem(ns.output, (ns.script or "",))
+    if problem is not None:
+        print(f"bottleneck-lsp: error: {problem}", file=sys.stderr)
+        return 2
     if ns.fail_on_regression is not None and ns.baseline is None:
         print("bottleneck-lsp: error: --fail-on-regression needs --baseline", file=sys.stderr)
         return 2
@@ -261,6 +264,33 @@ def run_profile(ns: argparse.Namespace) -> int:
     finally:
         if scratch is not None:
             shutil.rmtree(scratch, ignore_errors=True)
+
+
+async def _run_stoppable(job: Job) -> Document:
+    """The job, where a first Ctrl-C (SIGINT) stops it as the editor's stop does: the
+    running pass ends (its ``finally`` blocks run) and what the passes so far measured is
+    reported; a second one quits at once (KeyboardInterrupt)."""
+    loop = asyncio.get_running_loop()
+
+    def first_interrupt() -> None:
+        loop.remove_signal_handler(signal.SIGINT)  # the next one: Python's KeyboardInterrupt
+        print(
+            "\nbottleneck-lsp: stopping; the passes so far are reported (Ctrl-C again to quit at once)",
+            file=sys.stderr,
+        )
+        job.stop()
+
+    try:
+        loop.add_signal_handler(signal.SIGINT, first_interrupt)
+    except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or no such API
+        pass
+    try:
+        return await job.run()
+    finally:
+        try:
+            loop.remove_signal_handler(signal.SIGINT)
+        except (NotImplementedError, RuntimeError, ValueError):
+            pass
 
 
 def _profile(ns: argparse.Namespace, args: list[str], baseline: Document | None, save_raw: str | None) -> int:
@@ -289,9 +319,12 @@ def _profile(ns: argparse.Namespace, args: list[str], baseline: Document | None,
         print(f"bottleneck-lsp: error: {exc}", file=sys.stderr)
         return 2
     try:
-        doc = asyncio.run(job.run())
+        doc = asyncio.run(_run_stoppable(job))
     except KeyboardInterrupt:
         print("bottleneck-lsp: interrupted", file=sys.stderr)
+        return 130
+    if doc.status == "cancelled" and all(p.status == "skipped" for p in doc.passes):
+        print("bottleneck-lsp: stopped before any pass ran", file=sys.stderr)
         return 130
     recorded = []
     for name in PASSES:
@@ -331,6 +364,10 @@ def _gate(comparison: Comparison, found: list[Regression], ns: argparse.Namespac
 
 
 def run_diff(ns: argparse.Namespace) -> int:
+    problem = output_problem(ns.output, (ns.old, ns.new))
+    if problem is not None:
+        print(f"bottleneck-lsp: error: {problem}", file=sys.stderr)
+        return 2
     try:
         old, new = load_document(ns.old), load_document(ns.new)
     except ResultError as exc:
@@ -341,11 +378,45 @@ def run_diff(ns: argparse.Namespace) -> int:
         text = json.dumps(diffreport.to_json(comparison), indent=1) + "\n"
     else:
         text = diffreport.render(comparison)
-    if ns.output:
-        with open(ns.output, "w", encoding="utf-8") as handle:
-            handle.write(text)
-    else:
-        sys.stdout.write(text)
+    return write_output(text, ns.output)
+
+
+def output_problem(path: str | None, protected: tuple[str, ...] = ()) -> str | None:
+    """Why ``-o PATH`` cannot take the report, checked before any work (None: it can)."""
+    if not path:
+        return None
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        return f"-o {path}: is a folder; give a file name"
+    if not os.path.isdir(folder):
+        return f"-o {path}: its folder {folder} does not exist"
+    if not os.access(path if os.path.exists(path) else folder, os.W_OK):
+        return f"-o {path}: cannot be written (permission denied)"
+    for other in protected:
+        if other and os.path.exists(path) and os.path.exists(other) and os.path.samefile(path, other):
+            return f"-o {path}: is the script being profiled; the report would overwrite it"
+    return None
+
+
+def write_output(text: str, path: str | None) -> int:
+    """The report on stdout, or in ``path``; when that fails at the last moment (a full
+    disk), it goes to stdout instead, with the reason on stderr, and 2 is returned."""
+    if path:
+        try:
+            with open(path, "w", encoding="utf-8") as handle:
+                handle.write(text)
+            return 0
+        except OSError as exc:
+            print(
+                f"bottleneck-lsp: error: cannot write the report to {path} ({exc.strerror or exc}): "
+                "it follows on stdout",
+                file=sys.stderr,
+            )
+            sys.stdout.write(text)
+            sys.stdout.flush()
+            return 2
+    sys.stdout.write(text)
+    sys.stdout.flush()
     return 0
 
 
@@ -371,13 +442,7 @@ def _emit(
         text = json.dumps(sarif.render(doc, thresholds, comparison, found, threshold), indent=1) + "\n"
     else:
         text = report.render(doc, thresholds, cwd=os.getcwd())
-    if ns.output:
-        with open(ns.output, "w", encoding="utf-8") as handle:
-            handle.write(text)
-    else:
-        sys.stdout.write(text)
-        sys.stdout.flush()
-    return 0
+    return write_output(text, ns.output)
 
 
 def _timeline(doc: Document, ns: argparse.Namespace, raw: str | None) -> str | None:
@@ -411,6 +476,10 @@ def _timeline(doc: Document, ns: argparse.Namespace, raw: str | None) -> str | N
 def run_replay(ns: argparse.Namespace) -> int:
     from .replay import RecordingError, replay
 
+    problem = output_problem(ns.output, (ns.recording,))
+    if problem is not None:
+        print(f"bottleneck-lsp: error: {problem}", file=sys.stderr)
+        return 2
     try:
         doc = replay(ns.recording, ns.root)
     except RecordingError as exc:
@@ -448,6 +517,49 @@ def _add_output_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="SHARE",
         help=f"also show every line holding this share of the memory peak (default: {memory * 100:.0f}%%)",
     )
+
+
+def split_script_argv(parser: argparse.ArgumentParser, argv: list[str]) -> tuple[list[str], list[str] | None]:
+    """``argv`` up to the script (or ``-m MODULE``), for argparse, and the script's own
+    arguments after it, verbatim, as ``python script.py ARGS`` passes them: argparse would
+    drop a ``--`` right after the script and end ``-m``'s arguments at one. None for the
+    second when no script is found (argparse then says what is missing)."""
+    options = parser._option_string_actions  # the parser's own table of its options
+    i = 0
+    while i < len(argv):
+        token = argv[i]
+        if token in ("--", "-m"):
+            return (argv[: i + 2], argv[i + 2 :]) if i + 1 < len(argv) else (argv, [])
+        if not token.startswith("-") or token == "-":
+            return argv[: i + 1], argv[i + 1 :]
+        name = token.split("=", 1)[0]
+        action = options.get(name)
+        if action is None and name.startswith("--"):  # argparse takes unambiguous prefixes
+            matches = {a for o, a in options.items() if o.startswith(name)}
+            action = matches.pop() if len(matches) == 1 else None
+        if action is None and not name.startswith("--") and name[:2] in options:
+            action, token = options[name[:2]], name[:2] + "=" + name[2:]  # -oFILE
+        if action is None:
+            return argv, None
+        takes_value = action.nargs != 0 and "=" not in token
+        i += 2 if takes_value else 1
+    return argv, None
+
+
+def parse_profile_argv(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
+    """``parser`` (the profile command's) over ``argv``, the script's arguments kept verbatim."""
+    options, rest = split_script_argv(parser, argv)
+    return _with_script_args(parser.parse_args(options), rest)
+
+
+def _with_script_args(ns: argparse.Namespace, rest: list[str] | None) -> argparse.Namespace:
+    if rest is not None:
+        if ns.module:
+            ns.module = [ns.module[0], *rest]
+            ns.args = []
+        else:
+            ns.args = rest
+    return ns
 
 
 def _profile_parser(prog: str) -> argparse.ArgumentParser:
@@ -521,7 +633,13 @@ def main(argv: list[str] | None = None) -> int:
     diff.add_argument("new", help="the later result (JSON)")
     diff.add_argument("--format", choices=("text", "json"), default="text", help="(default: text)")
     diff.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
+    rest = None
+    if argv[:1] == ["profile"]:
+        options, rest = split_script_argv(profile, argv[1:])
+        argv = ["profile", *options]
     ns = parser.parse_args(argv)
+    if ns.command == "profile":
+        ns = _with_script_args(ns, rest)
     if ns.command == "serve":
         from .lsp.server import serve as run_server
 
@@ -540,7 +658,7 @@ def main(argv: list[str] | None = None) -> int:
 def dropin_main(argv: list[str] | None = None) -> int:
     """``python -m bottleneck_lsp script.py [args]`` (or ``-m module [args]``)."""
     parser = _profile_parser("python -m bottleneck_lsp")
-    return run_profile(parser.parse_args(sys.argv[1:] if argv is None else argv))
+    return run_profile(parse_profile_argv(parser, sys.argv[1:] if argv is None else argv))
 
 
 if __name__ == "__main__":

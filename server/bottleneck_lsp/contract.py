@@ -29,6 +29,11 @@ PASS_STATUSES = frozenset(
 # A pass ending so: the later passes are skipped (the script cannot run, or was stopped).
 # A crash is not among them: it may be the pass's own (memory, a profiler fault).
 STOPPING_STATUSES = frozenset({"syntax_error", "timeout", "cancelled", "terminated"})
+# A job whose run ended so holds part of a run only: not what a later run is compared with.
+PARTIAL_STATUSES = frozenset({"timeout", "cancelled", "terminated"})
+# The skip reason of the passes a stopped job did not start; the job's status is then
+# "cancelled" (analysis.overall_status), even when no pass had started.
+JOB_STOPPED = "the job was stopped"
 
 RUNNER_MODULE = "bottleneck_lsp.runner"
 # A job's and a fork server's private folder (``forklaunch.runner_folder``) is named so: what

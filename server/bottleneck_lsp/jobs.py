@@ -17,10 +17,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from . import __version__, analysis, distributed, launch
+from . import __version__, analysis, crashsite, distributed, launch
 from .compilerguess import needs_compiler_stack
 from .contract import (
     DEVICE_PASSES,
+    JOB_STOPPED,
     MEMORY,
     PASSES,
     PYTHON_HEAVY_CALLS,
@@ -160,6 +161,13 @@ def validate(spec: JobSpec) -> JobSpec:
         raise JobError(f"Script not found: {spec.script}")
     if os.path.isdir(script):
         raise JobError(f"Script is a folder, not a file: {spec.script}")
+    if not os.path.isfile(script):  # opening a FIFO would wait for a writer
+        raise JobError(f"Script is not a regular file (a pipe, a socket or a device): {spec.script}")
+    real_folder = os.path.dirname(os.path.realpath(script))
+    if spec.module is None and real_folder != os.path.dirname(script) and real_folder not in roots:
+        # A link to a script elsewhere: python puts the target's folder first on sys.path,
+        # and so do the passes (runner/script.py); what it imports from there is the user's
+        roots = (*roots, real_folder)
     try:
         # Opening tells what os.access cannot: root reads anything, a socket nothing.
         with open(script, "rb") as handle:
@@ -321,17 +329,20 @@ class Job:
                 if part is not None:
                     self._discard_waiting()  # a runner started for this pass: not wanted
                 else:
+                    counted = self._counted(planned, doc, stop_reason)
                     self.on_event(
                         JobEvent(
                             "pass_start",
                             name,
-                            index,
-                            len(planned),
+                            counted.index(name),
+                            len(counted),
                             forecast=forecast(name, doc, spec.exact_lines),
                         )
                     )
                     following = planned[index + 1] if index + 1 < len(planned) else None
                     raws = await self._run_pass(name, workdir, index == 0, following)
+                    for raw in raws:
+                        crashsite.place(raw, doc.roots)
                     typed = [_typed(name, raw) for raw in raws]
                     part, environment = typed[0]
                     if ranks is not None:
@@ -353,7 +364,8 @@ class Job:
                     doc.passes.append(part)
                 stop_reason = stop_reason or _stop_reason(part)
                 if part.status != "skipped":
-                    event = JobEvent("pass_end", name, index, len(planned), part.status)
+                    counted = self._counted(planned, doc, stop_reason)
+                    event = JobEvent("pass_end", name, counted.index(name), len(counted), part.status)
                     event.doc = analysis.conclude(replace(doc, passes=list(doc.passes)))
                     self.on_event(event)
         finally:
@@ -441,20 +453,45 @@ class Job:
         def skipped(reason: str, omit: bool = False) -> Pass:
             return Pass(name=name, status="skipped", skip_reason=reason, omit=omit)
 
+        env = doc.environment
+        if self._left_out(name, doc, bool(stop_reason)):
+            # A device pass the user did not ask for, where there is no device (or, the job
+            # ending early, none known): not part of the run at all.
+            torch = env.torch if env is not None else None
+            reason = no_cuda_reason(torch.version, torch.cuda_compiled, torch.hip_compiled) if torch else ""
+            return skipped(reason or "no device known", omit=True)
         if self._stopped:
-            return skipped("the job was stopped")
+            return skipped(JOB_STOPPED)
         if stop_reason:
             return skipped(stop_reason)
-        env = doc.environment
         if name not in TORCHLESS_PASSES and env is not None and env.torch is None:
             return skipped(f"torch is not importable in {self.spec.python}: {env.torch_error}")
         if name in DEVICE_PASSES and env is not None and env.torch is not None:
             torch = env.torch
-            if not torch.cuda_available:
-                reason = no_cuda_reason(torch.version, torch.cuda_compiled, torch.hip_compiled)
-                # Asked for explicitly: say why it did not run. Automatic: leave it out.
-                return skipped(reason, omit=self.spec.passes is None)
+            if not torch.cuda_available:  # asked for explicitly: say why it did not run
+                return skipped(no_cuda_reason(torch.version, torch.cuda_compiled, torch.hip_compiled))
         return None
+
+    def _left_out(self, name: str, doc: Document, ending: bool) -> bool:
+        """A device pass that was not asked for, where there is no device (as the passes so
+        far, or else the fork server, found), or, when the job ends early (stopped, the
+        script failed), none was found yet."""
+        if name not in DEVICE_PASSES or self.spec.passes is not None:
+            return False
+        env = doc.environment
+        available: bool | None = None
+        if env is not None and env.torch is not None:
+            available = env.torch.cuda_available
+        elif env is None and (forks := self._forking()) is not None:
+            said = forks.startup.get("cuda_available")  # the fork server asked torch (NVML)
+            available = said if isinstance(said, bool) else None
+        if available is None:
+            return ending or self._stopped
+        return not available
+
+    def _counted(self, planned: list[str], doc: Document, stop_reason: str) -> list[str]:
+        """The passes progress counts ("pass 2/3"): the planned ones less those left out."""
+        return [n for n in planned if not self._left_out(n, doc, bool(stop_reason))]
 
     def _runner_args(
         self, name: str, workdir: str, out: str, first: bool, wait_fd: int | None = None

@@ -72,7 +72,9 @@ def _status_line(part: Pass) -> str:
     if part.status == "skipped":
         return f"(pass skipped: {part.skip_reason})"
     text = f"pass status: {part.status}"
-    if part.exit_code not in (None, 0) and part.status != "timeout":  # a timeout's: our kill's
+    if part.signal is not None and part.status == "crashed":  # not our own stop's kill
+        text += f", killed by {part.signal}"
+    elif part.exit_code not in (None, 0) and part.status != "timeout":  # a timeout's: our kill's
         text += f", exit code {part.exit_code}"
     if part.status == "timeout":
         text += f" after {part.timeout_s} s (partial results where the profiler could stop)"

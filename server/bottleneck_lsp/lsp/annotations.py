@@ -43,6 +43,11 @@ class Annotation:
     # made once: edits move annotations, and a file may hold thousands of them. Shared
     # by the moved copies.
     memo: dict[Any, str] = field(default_factory=dict, compare=False, repr=False)
+    origin: int = -1  # the line (0-based) in the text that was profiled; edits move ``line`` only
+
+    def __post_init__(self) -> None:
+        if self.origin < 0:
+            self.origin = self.line
 
     def moved(self, line: int) -> Annotation:
         # positional, not dataclasses.replace: an edit above thousands of marks moves them all
@@ -59,12 +64,31 @@ class Annotation:
             self.since_label,
             self.held,
             self.memo,
+            self.origin,
         )
 
 
 @functools.lru_cache(maxsize=4096)
 def _uri(path: str) -> str:
     return uris.from_fs_path(path) or path
+
+
+def canonical_uri(uri: str) -> str:
+    """A client's spelling of a file URI as this server writes it (clients differ: lower
+    case percent escapes, ``(`` or ``@`` left unescaped), so that lookups find it."""
+    if not uri.startswith("file:"):
+        return uri
+    path = uris.to_fs_path(uri)
+    return _uri(path) if path else uri
+
+
+def read_lines(path: str) -> list[str] | None:
+    """A file's lines as on disk now (None when it cannot be read)."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            return handle.read().splitlines()
+    except OSError:
+        return None
 
 
 def _line_text(path: str, line: int) -> str:

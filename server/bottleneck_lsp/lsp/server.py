@@ -32,7 +32,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 
 from .. import __version__, analysis, modulepath, relocate, report, result, wording
-from ..contract import PASSES
+from ..contract import PARTIAL_STATUSES, PASSES
 from ..jobs import Job, JobError, JobEvent, JobSpec
 from ..model import Document
 from . import annotations as notes
@@ -94,6 +94,7 @@ class Running:
     job: Job
     task: asyncio.Task[Any] | None = None
     token: str | None = None
+    bases: dict[str, list[str] | None] = field(default_factory=dict)  # the script's text at start
 
 
 @dataclass
@@ -105,6 +106,9 @@ class State:
     baselines: dict[str, Document] = field(default_factory=dict)  # ... pinned by the user
     last_script: str | None = None
     annotations: dict[str, list[notes.Annotation]] = field(default_factory=dict)  # uri -> list
+    # script path -> uri -> the lines of the text its result was profiled on (tracking.place)
+    bases: dict[str, dict[str, list[str] | None]] = field(default_factory=dict)
+    cleared: set[str] = field(default_factory=set)  # scripts whose annotations the user cleared
     report_dir: str | None = None
 
 
@@ -153,7 +157,14 @@ class BottleneckServer(LanguageServer):
         )
         self.state = State()
         self._pending_publish: dict[str, asyncio.TimerHandle] = {}
+        self._background: set[asyncio.Future[Any]] = set()
         self.warm = WarmForks(self.log)
+
+    def in_background(self, work: Any) -> None:
+        """Run a coroutine on the loop, held until it ends (a bare task may be collected)."""
+        task = asyncio.ensure_future(work)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
 
     # -- capabilities ---------------------------------------------------------------------
     def _caps(self) -> types.ClientCapabilities:
@@ -221,7 +232,40 @@ class BottleneckServer(LanguageServer):
             except Exception as exc:  # noqa: BLE001 - a client's refusal is not our failure
                 log.debug("codeLens refresh failed: %s", exc)
 
-    def replace_results(self, script: str, doc: Document | None) -> list[notes.Annotation]:
+    def open_lines(self, uri: str) -> list[str] | None:
+        """The text of the document open at ``uri`` (any spelling of it), or None."""
+        documents = self.workspace.text_documents
+        document = documents.get(uri)
+        if document is None:
+            document = next((d for key, d in documents.items() if notes.canonical_uri(key) == uri), None)
+        return document.source.splitlines() if document is not None else None
+
+    def current_lines(self, uri: str) -> list[str] | None:
+        """The file's text as the user sees it now: open in the editor, else on disk."""
+        lines = self.open_lines(uri)
+        if lines is None:
+            path = uris.to_fs_path(uri)
+            lines = notes.read_lines(path) if path else None
+        return lines
+
+    def place(
+        self, items: list[notes.Annotation], uri: str, lines: list[str] | None
+    ) -> list[notes.Annotation]:
+        """``items`` (of any scripts' results, all in ``uri``) where their profiled lines
+        stand in ``lines`` (tracking.place); unchanged when that text is not known."""
+        if lines is None:
+            return items
+        by_script: dict[str, list[notes.Annotation]] = {}
+        for a in items:
+            by_script.setdefault(a.script, []).append(a)
+        out: list[notes.Annotation] = []
+        for script, group in by_script.items():
+            out.extend(tracking.place(group, self.state.bases.get(script, {}).get(uri), lines))
+        return out
+
+    def replace_results(
+        self, script: str, doc: Document | None, bases: dict[str, list[str] | None] | None = None
+    ) -> list[notes.Annotation]:
         """Drop the script's old annotations, add the new ones, publish what changed;
         returns the new ones.
 
@@ -231,12 +275,14 @@ class BottleneckServer(LanguageServer):
         enabled = gc.isenabled()
         gc.disable()
         try:
-            return self._replace_results(script, doc)
+            return self._replace_results(script, doc, bases)
         finally:
             if enabled:
                 gc.enable()
 
-    def _replace_results(self, script: str, doc: Document | None) -> list[notes.Annotation]:
+    def _replace_results(
+        self, script: str, doc: Document | None, bases: dict[str, list[str] | None] | None
+    ) -> list[notes.Annotation]:
         state = self.state
         added: list[notes.Annotation] = []
         touched = set()
@@ -247,13 +293,26 @@ class BottleneckServer(LanguageServer):
                 state.annotations[uri] = kept
         if doc is not None:
             state.results[script] = doc
+            state.cleared.discard(script)
+            if bases is not None:
+                state.bases[script] = dict(bases)
+            known = state.bases.setdefault(script, {})
             since, label = state.baselines.get(script), "baseline"
             if since is None:
                 since, label = state.previous.get(script), "last run"
-            added = notes.build(doc, state.settings.thresholds, since, label)
-            for a in added:
-                state.annotations.setdefault(a.uri, []).append(a)
-                touched.add(a.uri)
+            if doc.status in PARTIAL_STATUSES:
+                since = None  # part of a run: its figures are not comparable with a whole one
+            by_uri: dict[str, list[notes.Annotation]] = {}
+            for a in notes.build(doc, state.settings.thresholds, since, label):
+                by_uri.setdefault(a.uri, []).append(a)
+            for uri, group in by_uri.items():
+                if uri not in known:  # a file first seen in this result: as it is now on disk
+                    path = uris.to_fs_path(uri)
+                    known[uri] = notes.read_lines(path) if path else None
+                placed = self.place(group, uri, self.current_lines(uri))
+                added.extend(placed)
+                state.annotations.setdefault(uri, []).extend(placed)
+                touched.add(uri)
         for uri in sorted(touched):
             self.publish(uri)
             if not state.annotations.get(uri):
@@ -261,6 +320,7 @@ class BottleneckServer(LanguageServer):
         return added
 
     def clear(self) -> int:
+        self.state.cleared.update(self.state.results)  # a settings change does not bring them back
         uris_with = [u for u, items in self.state.annotations.items() if items]
         self.state.annotations.clear()
         for uri in uris_with:
@@ -368,16 +428,18 @@ def _workspace_folder_of(ls: BottleneckServer, path: str) -> str | None:
     return best
 
 
-def _summary(doc: Document, added: list[notes.Annotation]) -> str:
-    """One line: how the run ended, its top line (the first row of the one ranking: the
-    same line the CLI prints first), the verdict."""
+def _summary(doc: Document, added: list[notes.Annotation], so_far: str = "") -> str:
+    """One line: how the run ended (``so_far``: how far it is, while it runs), its top
+    line (the first row of the one ranking: the same line the CLI prints first), the verdict."""
     name = os.path.basename(doc.script)
-    if doc.status != "ok":
-        head = f"{name}: {doc.status}"
+    if doc.status == "cancelled":
+        head = f"{name}: stopped"
+    elif doc.status != "ok":
+        head = f"{name}: {doc.status.replace('_', ' ')}"
         if doc.exit_code not in (None, 0):
             head += f" (exit code {doc.exit_code})"
     else:
-        head = f"{name}: done"
+        head = f"{name}: {so_far or 'done'}"
     rows = [a.row for a in added if a.row is not None]
     if rows:
         top = rows[0]  # annotations.build keeps analysis.hotspots' order
@@ -459,13 +521,14 @@ async def _run(ls: BottleneckServer, script: str, running: Running) -> dict[str,
             if event.doc is not None and event.index + 1 < event.total and event.doc.status == "ok":
                 # Progressive: the hot lines as the passes so far have them (the sample pass
                 # runs first, at about the script's own speed); later passes refine them.
-                added = ls.replace_results(script, event.doc)
+                added = ls.replace_results(script, event.doc, running.bases)
                 ls.log(
                     f"{os.path.basename(script)}: {len(added)} annotations after the {event.pass_name} pass"
                 )
                 if token is not None:
+                    so_far = f"{event.index + 1} of {event.total} passes done"
                     ls.work_done_progress.report(
-                        token, types.WorkDoneProgressReport(message=_summary(event.doc, added))
+                        token, types.WorkDoneProgressReport(message=_summary(event.doc, added, so_far))
                     )
                 interim.append(asyncio.ensure_future(ls.refresh_lenses()))
 
@@ -499,8 +562,12 @@ async def _run(ls: BottleneckServer, script: str, running: Running) -> dict[str,
             await asyncio.gather(*interim)
         runner_done = time.perf_counter()
         runner_done_at = datetime.datetime.now().isoformat(sep=" ", timespec="microseconds")
+        if doc.status == "cancelled" and all(p.status == "skipped" for p in doc.passes):
+            ended = f"{os.path.basename(script)}: stopped before any pass ran; the results before it are kept"
+            ls.log(ended)
+            return {"status": doc.status, "exitCode": doc.exit_code, "summary": ended}
         ls.state.last_script = script
-        added = ls.replace_results(script, doc)
+        added = ls.replace_results(script, doc, running.bases)
         ended = _summary(doc, added)
         ls.log(
             f"published {len(added)} annotations {1000 * (time.perf_counter() - runner_done):.1f} ms "
@@ -515,8 +582,8 @@ async def _run(ls: BottleneckServer, script: str, running: Running) -> dict[str,
         ]
         if skipped:
             ls.tell(f"{ended}; " + "; ".join(skipped), types.MessageType.Warning)
-        elif doc.status == "ok":
-            ls.log(ended, kind)
+        elif doc.status in ("ok", "cancelled"):  # stopped by the user: no error to tell
+            ls.log(ended, types.MessageType.Info)
         else:
             failed = analysis.failed_pass(doc)
             error = failed.error if failed is not None else None
@@ -543,16 +610,19 @@ async def profile(ls: BottleneckServer, arguments: ProfileArguments) -> dict[str
     if job.spec.module is not None:
         ls.log(f"{os.path.basename(script)}: runs as python -m {job.spec.module} (from {job.spec.cwd})")
     previous = ls.state.running.get(script)
-    if previous is None and script in ls.state.results:
-        # What the lenses compare with ("-35% since last run"); a restart keeps the one
-        # from before the run it replaces.
-        ls.state.previous[script] = ls.state.results[script]
+    last = ls.state.results.get(script)
+    if previous is None and last is not None and last.status not in PARTIAL_STATUSES:
+        # What the lenses compare with ("-35% since last run"): a whole run (not one that
+        # was stopped or timed out); a restart keeps the one from before the run it replaces.
+        ls.state.previous[script] = last
     if previous is not None:
         ls.log(f"{os.path.basename(script)}: restarting the running profile")
         previous.job.stop()
         if previous.task is not None:
             await asyncio.wait({previous.task})
     running = Running(job=job, token=str(uuid.uuid4()) if ls.supports_progress else None)
+    # What the runner profiles: the file on disk now (annotations are placed from it)
+    running.bases[notes.canonical_uri(uris.from_fs_path(script) or script)] = notes.read_lines(script)
     ls.state.running[script] = running
     task = asyncio.ensure_future(_run(ls, script, running))
     running.task = task
@@ -755,34 +825,48 @@ def did_change_configuration(ls: BottleneckServer, params: types.DidChangeConfig
     if ls.state.settings.problems:
         ls.tell("bottleneck settings: " + "; ".join(ls.state.settings.problems), types.MessageType.Warning)
     for script, doc in list(ls.state.results.items()):
-        ls.replace_results(script, doc)
+        if script not in ls.state.cleared:
+            ls.replace_results(script, doc)
+    ls.in_background(ls.refresh_lenses())  # lenses follow codeLens, top, minShare...
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
 def did_open(ls: BottleneckServer, params: types.DidOpenTextDocumentParams) -> None:
-    """Re-check annotations against the opened text; publish only when some exist."""
-    uri = params.text_document.uri
+    """Place annotations in the opened text; publish only when some exist."""
+    _place_again(ls, params.text_document.uri, params.text_document.text.splitlines())
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+def did_close(ls: BottleneckServer, params: types.DidCloseTextDocumentParams) -> None:
+    """Closed: the file is what is on disk again (unsaved edits discarded, or saved)."""
+    uri = notes.canonical_uri(params.text_document.uri)
+    path = uris.to_fs_path(uri)
+    _place_again(ls, uri, notes.read_lines(path) if path else None)
+
+
+def _place_again(ls: BottleneckServer, uri: str, lines: list[str] | None) -> None:
+    uri = notes.canonical_uri(uri)
     items = ls.state.annotations.get(uri)
-    if not items:
+    if not items or lines is None:
         return  # never publish an empty list here: it would wipe other sources' results
-    ls.state.annotations[uri] = tracking.still_valid(items, params.text_document.text.splitlines())
+    ls.state.annotations[uri] = ls.place(items, uri, lines)
     ls.publish(uri)
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
 def did_change(ls: BottleneckServer, params: types.DidChangeTextDocumentParams) -> None:
-    uri = params.text_document.uri
+    uri = notes.canonical_uri(params.text_document.uri)
     items = ls.state.annotations.get(uri)
     if not items:
         return
-    document = ls.workspace.get_text_document(uri)
+    document = ls.workspace.get_text_document(params.text_document.uri)
     lines = document.source.splitlines()
-    for change in params.content_changes:
-        items = tracking.apply_change(items, change, lines)
-    if len(params.content_changes) > 1:
-        # Each change was read against the final text: that text decides what still
-        # stands where it points. (One change: apply_change checked its span already.)
-        items = tracking.still_valid(items, lines)
+    if len(params.content_changes) == 1:
+        items = tracking.apply_change(items, params.content_changes[0], lines)
+    else:
+        # Several changes at once (multi-cursor edits, a rename): each one's range is of the
+        # text between the changes, which is gone; place from the profiled text instead.
+        items = ls.place(items, uri, lines)
     ls.state.annotations[uri] = items
     ls.publish_soon(uri)
 
@@ -791,7 +875,7 @@ def did_change(ls: BottleneckServer, params: types.DidChangeTextDocumentParams) 
 def code_lens(ls: BottleneckServer, params: types.CodeLensParams) -> list[types.CodeLens] | None:
     if not ls.state.settings.code_lens:
         return None
-    items = ls.state.annotations.get(params.text_document.uri, [])
+    items = ls.state.annotations.get(notes.canonical_uri(params.text_document.uri), [])
     lenses = []
     for a in items:  # loudest first (annotations.build keeps the ranking's order)
         lens = notes.code_lens(a)
@@ -805,7 +889,8 @@ def code_lens(ls: BottleneckServer, params: types.CodeLensParams) -> list[types.
 @server.feature(types.TEXT_DOCUMENT_HOVER)
 def hover(ls: BottleneckServer, params: types.HoverParams) -> types.Hover | None:
     line = params.position.line
-    items = [a for a in ls.state.annotations.get(params.text_document.uri, []) if a.line == line]
+    uri = notes.canonical_uri(params.text_document.uri)
+    items = [a for a in ls.state.annotations.get(uri, []) if a.line == line]
     if not items:
         return None
     doc = ls.state.results.get(items[0].script)

@@ -8,6 +8,7 @@ script's own. A runner that dies writes nothing: the job reports the pass as cra
 
 from __future__ import annotations
 
+import faulthandler
 import json
 import os
 import signal
@@ -234,6 +235,8 @@ class _Run:
                 lambda: self._set_aside(True),
                 lambda: self._set_aside(False),
             ).install()
+        # A crash (segmentation fault, abort) prints where the script was (crashsite.py)
+        faulthandler.enable(all_threads=False)
         self.profiler.start()
         try:
             if ns.module:

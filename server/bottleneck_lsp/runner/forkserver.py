@@ -265,6 +265,11 @@ def main(argv: list[str]) -> int:
     ready: dict[str, Any] = {"import_torch_s": import_s, "import_torch_lazy_s": lazy_s, "torch_error": error}
     if threading.active_count() > 1:
         ready["unsafe"] = f"{threading.active_count()} threads run after import torch: forking is unsafe"
+    if torch is not None:
+        try:  # through NVML (above): the job counts its passes with it, before the first one
+            ready["cuda_available"] = bool(torch.cuda.is_available())
+        except Exception:  # noqa: BLE001 - unknown: the first pass tells
+            pass
     if torch is not None and getattr(torch.cuda, "is_initialized", lambda: False)():
         ready["unsafe"] = "importing torch initialised CUDA: a forked child cannot use the device"
     _reply(sock, {"ready": ready})

@@ -72,7 +72,8 @@ def prepare_process(
             os.environ.pop("PYTHONPATH", None)
         else:
             os.environ["PYTHONPATH"] = original
-    script_dir = os.path.abspath(cwd) if module else os.path.dirname(os.path.abspath(script))
+    # python resolves a linked script: its sys.path[0] is the target's folder
+    script_dir = os.path.abspath(cwd) if module else os.path.dirname(os.path.realpath(script))
     if sys.path and sys.path[0] in ("", os.getcwd(), os.path.realpath(os.getcwd())):
         sys.path[0] = script_dir
     else:

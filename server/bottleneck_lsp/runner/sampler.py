@@ -20,6 +20,11 @@ with the main thread's CPU clock alongside:
   every C call since the last check point is of the line where it is handled, and the
   thread saw another line: that call ended before the check point (a tick it held would
   have been handled there), so this line's call held the tick and is charged for it.
+  And a tick on time at a check point that a C op of another line ran just before, with no
+  check point of its own (an operator: ``y = x @ x`` then ``if time.perf_counter() > end``,
+  or a ``while`` loop's jump back after it), may have arrived in that op: when the
+  thread's last look, at most two of its intervals ago, saw that op running, the tick's
+  interval is that line's (before: the cheap line got half of the loop's wall time).
 
 So the time around a switch between Python and C is misplaced by about half an interval
 (C time found just after a look at Python on another line gives half an interval back to
@@ -281,6 +286,21 @@ def _held_here(code: CodeType, offset: int) -> bool:
     return True
 
 
+@functools.lru_cache(maxsize=4096)
+def _c_ops_before(code: CodeType, offset: int, line: int) -> frozenset[int]:
+    """The lines, other than ``line``, of the C ops (operators, subscripts: C code with no
+    check point of their own) between the previous check point and ``offset``. A tick
+    handled at ``offset`` soon after it arrived may have arrived in one of them."""
+    found = set()
+    for ins in reversed([i for i in dis.get_instructions(code) if i.offset < offset]):
+        if ins.opcode in _CHECK_OPS:
+            break
+        if ins.opcode in _C_CALL_OPS:
+            found.add(_line_before(code, ins.offset))
+    found.discard(line)
+    return frozenset(found)
+
+
 def _line_of(site: _Site) -> int:
     """The line a look at a frame (``site``) is charged to. Python lets the sampler see the main
     thread only at check points: calls, and the jump back to a loop's head. A look at that
@@ -324,6 +344,8 @@ class ThreadSampler:
         self._last_charge = 0
         self._c_seen: tuple[tuple[str, int], str] | None = None  # the last look saw a C call there
         self._python_seen: tuple[tuple[str, int], str] | None = None  # ... or Python running there
+        # The thread's own last look, when it saw a C call: (line, function, when)
+        self._thread_c: tuple[tuple[str, int], str, int] | None = None
         self._signal_ns = int(signal_interval * 1e9)
         self._late_ns = int(signal_interval * 1.25e9)
         self._held_ns = int(signal_interval * 0.16e9)  # handled this long after it arrived: held
@@ -419,6 +441,20 @@ class ThreadSampler:
         self._last_wall, self._last_cpu = now, cpu_now
         return min(cpu / wall, 1.0) if wall > 0 and clock is not None else 0.0
 
+    def _charge_to(self, key: tuple[str, int], function: str, now: int, span: int) -> None:
+        """As ``_look`` charges a C call's time, to a line known already."""
+        quantum = max(min(span, now - self._last_charge), 0)
+        self._last_charge = now
+        if self._paused:
+            self._c_seen = self._python_seen = None
+            return
+        self.ticks += 1
+        self.wall_ns += quantum
+        cpu = int(quantum * self._cpu_fraction())
+        self.cpu_ns += cpu
+        self._charge_main(key, function, quantum, cpu, False)
+        self._c_seen = (key, function)
+
     def _look(self, sites: list[_Site], now: int, span: int, python: bool) -> None:
         """Charge the time since the last charged look, at most ``span`` ns (this kind of
         look's own period: what it can vouch for), to the user's line in a stack
@@ -463,12 +499,23 @@ class ThreadSampler:
                 # On time: Python ran here, or a C call shorter than an interval that this
                 # line made and that just returned (handlers run at the end of a call).
                 self.signal_looks += 1
-                self._look(
-                    self._capture(frame, None),
-                    now,
-                    min(gap, self._signal_ns),
-                    not _in_c_call(frame.f_code, frame.f_lasti),
-                )
+                sites = self._capture(frame, None)
+                python = not _in_c_call(frame.f_code, frame.f_lasti)
+                earlier = self._thread_c
+                if earlier is not None and now - earlier[2] <= self._blocked_ns:
+                    found = self._user_site(sites)
+                    if found is not None and found[1] is sites[0]:  # a check point of the user's code
+                        code, lasti, _line = found[1]
+                        before = _c_ops_before(code, lasti, _line_of(found[1]))
+                        if earlier[0][0] == found[0] and earlier[0][1] in before:
+                            # Handled at a check point (the end of a call, a loop's jump
+                            # back) that a C op of another line ran just before, with no
+                            # check point of its own (an operator: ``y = x @ x`` then
+                            # ``if time.perf_counter() > end``, or the loop's ``while``):
+                            # the thread saw that op running, and the tick arrived in it.
+                            self._charge_to(earlier[0], earlier[1], now, min(gap, self._signal_ns))
+                            return
+                self._look(sites, now, min(gap, self._signal_ns), python)
                 return
             self.late_signals += 1
             seen, self._c_seen = self._c_seen, None  # that C call is over: charged once
@@ -560,6 +607,8 @@ class ThreadSampler:
                     self._look(main, now, span, not in_c)
                 finally:
                     self._busy = False
+            seen_c = self._user_site(main) if in_c else None
+            self._thread_c = ((seen_c[0], _line_of(seen_c[1])), seen_c[1][0].co_name, now) if seen_c else None
             for ident, sites in others:
                 found = self._user_site(sites)
                 if found is not None:

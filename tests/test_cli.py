@@ -162,3 +162,31 @@ def test_a_report_that_cannot_be_written_at_the_end_goes_to_stdout(tmp_path: Pat
         b"cannot write the report to /dev/full (No space left on device): it follows on stdout" in done.stderr
     )
     assert b"Sampled time per line" in done.stdout and b"Traceback" not in done.stderr
+
+
+def test_bad_option_values_are_refused_with_what_was_wrong() -> None:
+    script = str(SCRIPTS / "fn_call.py")
+    for option, value, said in (
+        ("--top", "-1", "'-1': a whole number, 0 or more"),
+        ("--event-budget", "-3", "'-3': a whole number, 0 or more"),
+        ("--timeout", "nan", "'nan': seconds, a number more than 0"),
+        ("--timeout", "0", "'0': seconds, a number more than 0"),
+        ("--min-share", "abc", "'abc': a share is a fraction (0.05) or a percentage (5%)"),
+        (
+            "--passes",
+            "memory",
+            "memory is recorded by the cpu or cuda pass: add one of them (such as cpu,memory)",
+        ),
+    ):
+        done = cli(option, value, script)
+        assert done.returncode == 2, (option, value)
+        assert said in done.stderr.decode(), done.stderr.decode()
+        assert b"_share" not in done.stderr and b"Traceback" not in done.stderr
+
+
+def test_the_reports_opening_names_the_passes_that_ran() -> None:
+    done = cli("--passes", "sample", str(SCRIPTS / "fn_call.py"))
+    assert done.returncode == 0, done.stderr.decode()[-2000:]
+    opening = done.stdout.decode().split("Environment Summary")[0]
+    assert "Your script ran once per pass, each in a process of its own: sampled" in opening
+    assert "cProfile" not in opening and "autograd profiler" not in opening and "CUDA" not in opening

@@ -39,10 +39,34 @@ def _passes(text: str) -> tuple[str, ...]:
 
 
 def _share(text: str) -> float:
-    value = float(text.rstrip("%")) / (100.0 if text.endswith("%") else 1.0)
+    try:
+        value = float(text.rstrip("%")) / (100.0 if text.endswith("%") else 1.0)
+    except ValueError:
+        value = -1.0
     if not 0.0 <= value <= 1.0:
-        raise argparse.ArgumentTypeError("a share is a fraction (0.05) or a percentage (5%)")
+        raise argparse.ArgumentTypeError(f"{text!r}: a share is a fraction (0.05) or a percentage (5%)")
     return value
+
+
+def _number(text: str, kind: type[float] | type[int], lowest: float, above: bool, what: str) -> Any:
+    """``text`` as ``kind``, at least (or, ``above``, more than) ``lowest`` and finite."""
+    try:
+        value = kind(text)
+    except ValueError:
+        value = None
+    if value is None or not (value > lowest if above else value >= lowest) or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r}: {what}")
+    return value
+
+
+def _count(text: str) -> int:
+    """A whole number, 0 or more (``--top``, ``--event-budget``)."""
+    return int(_number(text, int, 0, False, "a whole number, 0 or more"))
+
+
+def _seconds(text: str) -> float:
+    """A duration in seconds, more than 0 (``--timeout``)."""
+    return float(_number(text, float, 0.0, True, "seconds, a number more than 0"))
 
 
 MIN_REGRESSION_MS = 5.0
@@ -100,14 +124,14 @@ def add_profile_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--timeout",
-        type=float,
+        type=_seconds,
         default=None,
         metavar="SECONDS",
         help="stop a pass after this long; finished passes are still reported",
     )
     parser.add_argument(
         "--event-budget",
-        type=int,
+        type=_count,
         default=_JOB.event_budget,
         metavar="N",
         help="stop recording an autograd pass after N torch calls, to bound memory "
@@ -501,7 +525,7 @@ def _add_output_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE instead of stdout")
     top, share = _THRESHOLDS.top, _THRESHOLDS.min_share
     lines = f"show at least the N hottest lines (default: {top})"
-    parser.add_argument("--top", type=int, default=top, metavar="N", help=lines)
+    parser.add_argument("--top", type=_count, default=top, metavar="N", help=lines)
     parser.add_argument(
         "--min-share",
         type=_share,

@@ -77,6 +77,8 @@ def unknown_passes(names: list[str] | tuple[str, ...]) -> str | None:
     bad = [p for p in names if p not in PASSES and p != MEMORY]
     if not bad and any(p in PASSES for p in names):
         return None
+    if not bad and MEMORY in names:
+        return f"{MEMORY} is recorded by the cpu or cuda pass: add one of them (such as cpu,{MEMORY})"
     return (
         f"unknown pass {', '.join(bad) or '(none given)'}; choose from {', '.join(PASSES)} "
         f"(and {MEMORY}: the cpu and cuda passes record allocations too)"

@@ -48,9 +48,9 @@ def render(c: Comparison) -> str:
         return "\n".join(out) + "\n"
     for kind in c.kinds:
         before, after = c.totals[kind]
+        change = "no change" if before == after == 0 else percent(c.total_change(kind))
         out.append(
-            f"{KIND_LABEL[kind]} on your lines: {_amount(kind, before)} -> {_amount(kind, after)} "
-            f"({percent(c.total_change(kind))})"
+            f"{KIND_LABEL[kind]} on your lines: {_amount(kind, before)} -> {_amount(kind, after)} ({change})"
         )
     out.append(f"Lines ordered by {KIND_LABEL[c.kind]}; matched by file, text and function.")
     for title, rows in (("Improved", c.improved()), ("Regressed", c.regressed())):

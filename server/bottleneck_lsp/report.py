@@ -6,6 +6,7 @@ ASCII only, like ``torch.utils.bottleneck``'s output (paths are printed as they 
 from __future__ import annotations
 
 import os
+import textwrap
 
 from . import analysis, wording
 from .analysis import Hotspot, Thresholds
@@ -17,13 +18,27 @@ TOP_ROWS = 15
 
 BANNER = """\
 bottleneck-lsp: a summary of where your script spends its time, as an initial
-step for debugging bottlenecks (successor of torch.utils.bottleneck).
+step for debugging bottlenecks (successor of torch.utils.bottleneck)."""
+_RAN = {
+    "sample": "sampled (wall and CPU time per line, at nearly the script's own speed)",
+    "cprofile": "under cProfile",
+    "cpu": "under the autograd profiler on the CPU",
+    "cuda": "under the autograd profiler on the GPU",
+}
 
-Your script ran once per pass, each time in a fresh process: sampled (wall and
-CPU time per line, at nearly the script's own speed), under cProfile, under the
-autograd profiler on the CPU, and again on the GPU when one is present.
-Costs are charged to the exact lines of your files that caused them.
-Timings under CUDA are asynchronous: read CPU-mode numbers with care there."""
+
+def banner(doc: Document) -> list[str]:
+    """The report's opening: what ran (the passes that did), and how costs are charged."""
+    ran = [_RAN[p.name] for p in doc.passes if p.status != "skipped" and p.name in _RAN]
+    if not ran:
+        return [BANNER, "", "No pass ran.", ""]
+    how = ", ".join(ran[:-1]) + (" and " if len(ran) > 1 else "") + ran[-1]
+    text = f"Your script ran once per pass, each in a process of its own: {how}."
+    lines = [BANNER, "", *textwrap.wrap(text, 80)]
+    lines.append("Costs are charged to the exact lines of your files that caused them.")
+    if "cuda" in [p.name for p in doc.passes if p.status != "skipped"]:
+        lines.append("Timings under CUDA are asynchronous: read CPU-mode numbers with care there.")
+    return [*lines, ""]
 
 
 def _section(title: str) -> list[str]:
@@ -427,7 +442,7 @@ def render(doc: Document, thresholds: Thresholds | None = None, cwd: str | None 
     thresholds = thresholds or Thresholds()
     cwd = cwd or doc.cwd or os.getcwd()
     spots = analysis.hotspots(doc, thresholds)
-    lines = [BANNER, ""]
+    lines = banner(doc)
     lines += environment_lines(doc)
     lines += sample_lines(doc.pass_named("sample"))
     lines += cprofile_lines(doc.pass_named("cprofile"), cwd)

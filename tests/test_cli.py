@@ -190,3 +190,13 @@ def test_the_reports_opening_names_the_passes_that_ran() -> None:
     opening = done.stdout.decode().split("Environment Summary")[0]
     assert "Your script ran once per pass, each in a process of its own: sampled" in opening
     assert "cProfile" not in opening and "autograd profiler" not in opening and "CUDA" not in opening
+
+
+def test_a_warning_torch_gives_in_the_cpu_pass_names_the_users_line() -> None:
+    """Python puts a warning from torch's C++ on the innermost Python frame: in the cpu
+    pass, the line marker's, in the runner's private folder (gone after the run)."""
+    done = cli("--passes", "cpu", str(SCRIPTS / "warns.py"))
+    assert done.returncode == 0, done.stderr.decode()[-2000:]
+    err = done.stderr.decode()
+    assert f"warns.py:{marker_line('warns.py', '# WARN')}: UserWarning" in err, err[-2000:]
+    assert "passes.py" not in err

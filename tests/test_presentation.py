@@ -3,6 +3,7 @@ edit tracking and settings: pure functions, no process started."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from pathlib import Path
@@ -196,3 +197,13 @@ def test_a_python_share_that_would_print_as_zero_is_left_out() -> None:
     assert "running Python" not in wording.message(row)
     row.columns[analysis.PYTHON] = Cell(time_s=wall.time_s * 0.2, share=0.2)
     assert "20.0% running Python" in wording.message(row)
+
+
+def test_a_diagnostic_ends_where_its_line_does_in_utf16_units() -> None:
+    """LSP positions count UTF-16 code units: an emoji is two, so a range made of code
+    points ended one short on such a line."""
+    hot = next(a for a in annotations.build(recorded(), Thresholds()) if a.row)
+    text = "loss = model(x)  # \U0001f525 hot"
+    diag = json.loads(annotations.diagnostic(dataclasses.replace(hot, text=text), Thresholds()) or "{}")
+    span = diag["range"]["end"]["character"] - diag["range"]["start"]["character"]
+    assert span == len(text) + 1  # one character outside the BMP: two units

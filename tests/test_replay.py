@@ -41,9 +41,11 @@ def cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]
     return subprocess.run([CLI, *args], capture_output=True, text=True, timeout=300, cwd=cwd)
 
 
-def replay_json(path: Path, cwd: Path | None = None) -> dict[str, Any]:
-    """``bottleneck-lsp replay FILE --format json``, as a user runs it."""
-    done = cli("replay", str(path), "--format", "json", cwd=cwd)
+def replay_json(path: Path, cwd: Path | None = None, root: Path | None = None) -> dict[str, Any]:
+    """``bottleneck-lsp replay FILE --format json``, as a user runs it (in ``cwd``; ``root``:
+    the recorded script's folder on this machine)."""
+    where = ("--root", str(root)) if root is not None else ()
+    done = cli("replay", str(path), *where, "--format", "json", cwd=cwd)
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
     doc: dict[str, Any] = typed(json.loads(done.stdout))
@@ -371,7 +373,8 @@ def test_a_training_loops_cuda_pass_recorded_on_an_h200_replays_as_its_live_repo
     and the memory table are what the live report printed there."""
     live = (H200_RUN / "train_cuda.report.txt").read_text()
     raw = H200_RUN / "raw" / "train.cuda.raw.json.gz"
-    done = cli("replay", str(raw), cwd=REPO)
+    # --root: the script's folder here (the recording names the H200's checkout)
+    done = cli("replay", str(raw), "--root", str(REPO / "examples"), cwd=REPO)
     assert done.returncode == 0, done.stderr
     text = done.stdout
     first = next(line for line in text.splitlines() if ": warning: " in line)
@@ -382,7 +385,7 @@ def test_a_training_loops_cuda_pass_recorded_on_an_h200_replays_as_its_live_repo
     assert len(rows) >= 5 and rows == _memory_rows(live)
     assert "71.3 MB   55.0%" in rows[1] and rows[1].endswith("examples/train.py:42  loss.backward()")
     # The live hotspot table's device column (the cuda pass's), line by line
-    doc = replay_json(raw, REPO)
+    doc = replay_json(raw, REPO, REPO / "examples")
     cuda = part_of(doc, "cuda")
     assert cuda is not None and cuda["status"] == "ok"
     replayed = {line["line"]: f"{100 * line['device_share']:.1f}%" for line in cuda["lines"]}
@@ -404,11 +407,11 @@ def test_a_sample_pass_recorded_on_an_h200_gives_the_live_reports_verdict() -> N
     live = (H200_RUN / "train_cuda.report.txt").read_text()
     verdict = next(line for line in live.splitlines() if line.startswith(("CPU-bound: ", "GPU-bound: ")))
     raw = H200_RUN / "raw" / "train.sample.raw.json.gz"
-    done = cli("replay", str(raw), cwd=REPO)
+    done = cli("replay", str(raw), "--root", str(REPO / "examples"), cwd=REPO)
     assert done.returncode == 0, done.stderr
     assert verdict in done.stdout.splitlines()
     assert "measured in the sample pass (device activity only" in done.stdout
     assert "Running with Python 3.12.3 (recorded elsewhere)" in done.stdout
-    doc = replay_json(raw, REPO)
+    doc = replay_json(raw, REPO, REPO / "examples")
     assert doc["verdict"]["pass"] == "sample" and doc["verdict"]["traced"] is False
     assert doc["verdict"]["bound"] == "cpu"

@@ -160,6 +160,11 @@ _float = float.__repr__  # what json writes for a float
 _SOURCE = _quote(SOURCE)
 
 
+def _width(text: str) -> int:
+    """The text's length as LSP counts positions (UTF-16 code units: an emoji is two)."""
+    return max(len(text.encode("utf-16-le")) // 2, 1)
+
+
 def _range(line: int, start: int, end: int) -> dict[str, Any]:
     return {"start": {"line": line, "character": start}, "end": {"line": line, "character": end}}
 
@@ -198,7 +203,7 @@ def diagnostic(a: Annotation, thresholds: Thresholds) -> str | None:
     """
     if a.failed is not None and a.failed.error is not None:
         err = a.failed.error
-        width = 1 if err.type == "SyntaxError" else max(len(a.text), 1)
+        width = 1 if err.type == "SyntaxError" else _width(a.text)
         return json.dumps(
             {
                 "range": _range(a.line, a.column, a.column + width),
@@ -213,7 +218,7 @@ def diagnostic(a: Annotation, thresholds: Thresholds) -> str | None:
     if a.held:
         return json.dumps(
             {
-                "range": _range(a.line, a.column, a.column + max(len(a.text), 1)),
+                "range": _range(a.line, a.column, a.column + _width(a.text)),
                 "message": a.memo["held"],
                 "severity": _ERROR,
                 "source": SOURCE,
@@ -230,7 +235,7 @@ def diagnostic(a: Annotation, thresholds: Thresholds) -> str | None:
     if body is None:
         body = a.memo[key] = _diagnostic_body(row, thresholds)
     line, start = a.line, a.column
-    end = start + max(len(a.text), 1)
+    end = start + _width(a.text)
     return (
         f'{{"range":{{"start":{{"line":{line},"character":{start}}},'
         f'"end":{{"line":{line},"character":{end}}}}},{body}'

@@ -12,6 +12,7 @@ import sys
 import time
 import weakref
 from collections.abc import Callable
+from types import CodeType
 from typing import Any
 
 from ..contract import PYTHON_HEAVY_CALLS, PYTHON_HEAVY_RATIO
@@ -175,6 +176,7 @@ def make_line_marker(
     class LineMarker(TorchFunctionMode):
         calls = 0
         tripped = False  # also set in a forked child (a DataLoader worker): not this profile
+        site: tuple[CodeType, int] | None = None  # the user's code and instruction of the call
 
         def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
             self.calls += 1
@@ -203,6 +205,7 @@ def make_line_marker(
                 name = ranges.name(frame, True)
             else:
                 name = sites.get((id(frame.f_code), frame.f_lasti)) or ranges.name(frame, False)
+            self.site = (frame.f_code, frame.f_lasti)  # where a warning torch gives is from
             with fast(name):
                 return func(*args, **(kwargs or {}))
 
@@ -219,6 +222,34 @@ def make_line_marker(
     if hasattr(os, "register_at_fork"):  # POSIX; elsewhere nothing forks a worker
         os.register_at_fork(after_in_child=forked)
     return marker
+
+
+def place_warnings(marker: Any) -> Callable[[], None]:
+    """Show a warning torch gives inside a marked call (Python names the marker's frame,
+    the innermost one, here in the runner's private folder) at the user's line that made
+    the call, as without us; returns what undoes it."""
+    import warnings
+
+    own = make_line_marker.__code__.co_filename
+    previous = warnings.showwarning
+
+    def show(
+        message: Any, category: Any, filename: str, lineno: int, file: Any = None, line: Any = None
+    ) -> None:
+        site = getattr(marker, "site", None)
+        if filename == own and site is not None:
+            code, lasti = site
+            filename, line = code.co_filename, None
+            lineno = next((n for start, end, n in code.co_lines() if start <= lasti < end and n), lineno)
+        previous(message, category, filename, lineno, file, line)
+
+    warnings.showwarning = show
+
+    def undo() -> None:
+        if warnings.showwarning is show:
+            warnings.showwarning = previous
+
+    return undo
 
 
 def _record_function_fast(torch: Any) -> Any:
@@ -310,6 +341,7 @@ class AutogradPass:
             every_thread=self.every_thread,
         )
         self._unfollow: Callable[[], None] | None = None
+        self._unwarn: Callable[[], None] | None = None  # place_warnings, while the script runs
         # Entries into the user's functions (the "passes disagree" check) are counted as
         # cProfile counts them (entrycount.py): without the tracer always; with it on
         # Python 3.12+ too, where cProfile counts every thread and the tracer's call nodes
@@ -370,6 +402,7 @@ class AutogradPass:
         self.recording = True
         if self.marker is not None:
             self.marker.__enter__()
+            self._unwarn = place_warnings(self.marker)
             if self.every_thread:
                 self._unfollow = follow_threads(self.marker)
         if self.script_calls is not None:
@@ -396,6 +429,9 @@ class AutogradPass:
                 self.marker.__exit__(None, None, None)
             except Exception:  # noqa: BLE001 - the script may have left modes pushed
                 pass
+        if self._unwarn is not None:
+            self._unwarn()
+            self._unwarn = None
         self._end_recording()
 
     def finish(self) -> dict[str, Any]:

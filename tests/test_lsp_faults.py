@@ -142,7 +142,7 @@ async def test_a_profile_stopped_before_its_first_pass_keeps_the_last_results(
     await execute(client, "bottleneck.stop")
     result = await task
     assert result["status"] == "cancelled"
-    assert result["summary"] == "fn_call.py: stopped before any pass ran; the results before it are kept"
+    assert result["summary"] == "fn_call.py: cancelled before any pass ran; the results before it are kept"
     assert sorted((d.range.start.line, d.message) for d in client.diagnostics[uri]) == before
     assert sum(m.type == types.MessageType.Error for m in client.messages) == errors  # a stop is no error
     await execute(client, "bottleneck.profile", {"uri": uri})

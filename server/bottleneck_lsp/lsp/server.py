@@ -432,8 +432,8 @@ def _summary(doc: Document, added: list[notes.Annotation], so_far: str = "") -> 
     """One line: how the run ended (``so_far``: how far it is, while it runs), its top
     line (the first row of the one ranking: the same line the CLI prints first), the verdict."""
     name = os.path.basename(doc.script)
-    if doc.status == "cancelled":
-        head = f"{name}: stopped"
+    if doc.status == "cancelled":  # stopped by the user: no exit code to tell
+        head = f"{name}: cancelled"
     elif doc.status != "ok":
         head = f"{name}: {doc.status.replace('_', ' ')}"
         if doc.exit_code not in (None, 0):
@@ -541,7 +541,8 @@ async def _run(ls: BottleneckServer, script: str, running: Running) -> dict[str,
                 token,
                 types.WorkDoneProgressBegin(
                     title=f"Profiling {os.path.basename(script)}",
-                    message=f"{len(planned)} passes",
+                    # how many run is known once the fork server says whether there is a GPU
+                    message=f"{len(planned)} passes" if job.spec.passes is not None else "starting",
                     percentage=0,
                     cancellable=True,
                 ),
@@ -563,7 +564,9 @@ async def _run(ls: BottleneckServer, script: str, running: Running) -> dict[str,
         runner_done = time.perf_counter()
         runner_done_at = datetime.datetime.now().isoformat(sep=" ", timespec="microseconds")
         if doc.status == "cancelled" and all(p.status == "skipped" for p in doc.passes):
-            ended = f"{os.path.basename(script)}: stopped before any pass ran; the results before it are kept"
+            ended = (
+                f"{os.path.basename(script)}: cancelled before any pass ran; the results before it are kept"
+            )
             ls.log(ended)
             return {"status": doc.status, "exitCode": doc.exit_code, "summary": ended}
         ls.state.last_script = script

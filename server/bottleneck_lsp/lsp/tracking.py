@@ -51,11 +51,6 @@ def apply_change(
     return out
 
 
-def still_valid(annotations: list[Annotation], lines: list[str]) -> list[Annotation]:
-    """Annotations whose line still holds the text that was profiled."""
-    return [a for a in annotations if _same(a, lines, a.line)]
-
-
 def place(annotations: list[Annotation], base: list[str] | None, lines: list[str]) -> list[Annotation]:
     """``annotations`` (from one profiled text, ``base``; None when it is not known) at
     their lines in ``lines``, the document's text now. A line that was edited keeps its
@@ -67,7 +62,9 @@ def place(annotations: list[Annotation], base: list[str] | None, lines: list[str
         ]
     where: dict[int, int] = {}
     blocks: dict[int, tuple[int, int, int]] = {}  # origin in an edited block -> (its start, new start, end)
-    matcher = difflib.SequenceMatcher(None, base, lines, autojunk=False)
+    # autojunk (lines on more than 1% of a long file's lines match only next to others):
+    # 3 ms on 5,000 lines, 150 ms without; a wrong match is caught by the text check below
+    matcher = difflib.SequenceMatcher(None, base, lines)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         for i in range(i1, i2):
             if tag == "equal":

@@ -306,10 +306,13 @@ class BottleneckServer(LanguageServer):
             for a in notes.build(doc, state.settings.thresholds, since, label):
                 by_uri.setdefault(a.uri, []).append(a)
             for uri, group in by_uri.items():
+                current = self.open_lines(uri)
                 if uri not in known:  # a file first seen in this result: as it is now on disk
                     path = uris.to_fs_path(uri)
                     known[uri] = notes.read_lines(path) if path else None
-                placed = self.place(group, uri, self.current_lines(uri))
+                    if current is None:
+                        current = known[uri]  # not open: that same text (read once)
+                placed = self.place(group, uri, current if current is not None else self.current_lines(uri))
                 added.extend(placed)
                 state.annotations.setdefault(uri, []).extend(placed)
                 touched.add(uri)

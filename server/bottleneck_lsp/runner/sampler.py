@@ -607,8 +607,9 @@ class ThreadSampler:
                     self._look(main, now, span, not in_c)
                 finally:
                     self._busy = False
-            seen_c = self._user_site(main) if in_c else None
-            self._thread_c = ((seen_c[0], _line_of(seen_c[1])), seen_c[1][0].co_name, now) if seen_c else None
+            # what that look charged, when it saw a C call (``_look`` keeps it in ``_c_seen``)
+            seen_c = self._c_seen if in_c else None
+            self._thread_c = (seen_c[0], seen_c[1], now) if seen_c is not None else None
             for ident, sites in others:
                 found = self._user_site(sites)
                 if found is not None:

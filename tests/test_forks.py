@@ -289,6 +289,30 @@ def test_an_early_fork_server_nobody_adopts_is_killed_at_exit() -> None:
         assert _in_fresh_process(quiet, 60) == ["None"], words
 
 
+def test_ctrl_c_while_the_command_line_imports_is_one_plain_line() -> None:
+    """SIGINT in the first tenth of a second, before the command line's own handler is set
+    (here: while ``cli`` is being imported, the fork server already started): one plain
+    line and exit code 130, not a traceback of an import; the early fork server is gone."""
+    before, servers = our_folders(), set(fork_servers())
+    code = (
+        "import os, signal, sys\n"
+        "class Interrupt:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'bottleneck_lsp.cli':\n"
+        "            os.kill(os.getpid(), signal.SIGINT)\n"
+        "        return None\n"
+        "sys.meta_path.insert(0, Interrupt())\n"
+        "from bottleneck_lsp import entry\n"
+        f"sys.argv = ['bottleneck-lsp', 'profile', {str(SCRIPTS / 'fn_call.py')!r}]\n"
+        "sys.exit(entry.main())\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 130, out.stderr
+    assert out.stderr.strip() == "bottleneck-lsp: stopped before any pass ran"
+    assert runner_pids("fn_call.py") == [] and set(fork_servers()) - servers == set()
+    assert our_folders() - before == set()
+
+
 def test_a_first_ctrl_c_reports_what_the_passes_so_far_measured_and_leaves_nothing() -> None:
     """SIGINT once: the running pass stops as the editor's stop stops it, the later passes
     do not run, and the report covers what ran (exit code 130); nothing is left behind."""

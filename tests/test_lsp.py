@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import sys
 
 import pytest
@@ -236,8 +237,28 @@ async def test_failures_before_running_are_clear_and_run_nothing(client: Languag
         assert any(expected in m.message for m in client.messages)
     with pytest.raises(Exception, match="not defined"):
         await execute(client, "bottleneck.nope")
-    with pytest.raises(Exception):  # noqa: B017 - pygls answers InvalidParams
-        await execute(client, "bottleneck.profile", 42)
+    # Malformed JSON is refused by name before anything runs (cattrs alone made the string
+    # "--epochs 1" ten one-letter arguments, and "2" a number)
+    fn_call = uri_of("fn_call.py")
+    malformed = [
+        (42, "expected one argument object, got a number"),
+        ({"uri": fn_call, "args": "--epochs 1"}, "'args' must be a list of strings or null, got a string"),
+        (
+            {"uri": fn_call, "args": ["--epochs", 1]},
+            "'args' must be a list of strings or null, got a list holding a number",
+        ),
+        ({"uri": fn_call, "timeout": "30"}, "'timeout' must be a number or null, got a string"),
+        ({"uri": fn_call, "nprocPerNode": "2"}, "'nprocPerNode' must be a whole number or null"),
+        ({"uri": fn_call, "module": "yes"}, "'module' must be true, false or null"),
+        ({"uri": fn_call, "arg": ["x"]}, "unknown field 'arg'"),
+        ({"args": []}, "'uri' is required"),
+    ]
+    for arguments, expected in malformed:
+        with pytest.raises(Exception, match=re.escape(f"Invalid Params: bottleneck.profile: {expected}")):
+            await execute(client, "bottleneck.profile", arguments)
+    with pytest.raises(Exception, match=re.escape("bottleneck.openResult: 'path' must be a string")):
+        await execute(client, "bottleneck.openResult", {"path": ["a.json"]})
+    assert not runner_pids("fn_call.py")
     # still alive
     assert (await execute(client, "bottleneck.clear"))["cleared"] >= 0
 

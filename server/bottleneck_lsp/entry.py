@@ -6,22 +6,35 @@ from __future__ import annotations
 
 import sys
 
-from . import forklaunch
+STOPPED_EARLY = "bottleneck-lsp: stopped before any pass ran"
 
 
 def main() -> int:
     """``bottleneck-lsp ...``"""
     argv = sys.argv[1:]
-    if argv[:1] == ["profile"]:
-        forklaunch.early(argv[1:])
-    from .cli import main as cli_main
+    try:
+        from . import forklaunch
 
+        if argv[:1] == ["profile"]:
+            forklaunch.early(argv[1:])
+        from .cli import main as cli_main
+    except KeyboardInterrupt:
+        # Ctrl-C in the first tenth of a second, before the command line's own handler is
+        # set: a plain line, not a traceback of whichever import it fell in (the fork
+        # server started early is killed at exit, as always)
+        print(f"\n{STOPPED_EARLY}", file=sys.stderr)
+        return 130
     return cli_main(argv)
 
 
 def dropin_main() -> int:
     """``python -m bottleneck_lsp script.py [args]``: a profile command line."""
-    forklaunch.early(sys.argv[1:])
-    from .cli import dropin_main as cli_dropin_main
+    try:
+        from . import forklaunch
 
+        forklaunch.early(sys.argv[1:])
+        from .cli import dropin_main as cli_dropin_main
+    except KeyboardInterrupt:
+        print(f"\n{STOPPED_EARLY}", file=sys.stderr)
+        return 130
     return cli_dropin_main(sys.argv[1:])

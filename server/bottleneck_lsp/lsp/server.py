@@ -24,7 +24,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import attrs
 from lsprotocol import types
 from pygls import uris
 from pygls.io_ import StdoutWriter
@@ -37,6 +36,7 @@ from ..jobs import Job, JobError, JobEvent, JobSpec
 from ..model import Document
 from . import annotations as notes
 from . import auth, reportdir, tracking, transport
+from .arguments import OpenResultArguments, ProfileArguments, strict
 from .auth import Gate
 from .settings import Settings, merge
 from .warm import WarmForks
@@ -57,36 +57,6 @@ MAX_ARGS = 1000
 PUBLISH_QUIET_S = 0.3  # after an edit, diagnostics are republished once typing pauses
 MAX_LENSES = 500  # per file, the loudest lines: more would bury the code (all are in hovers)
 MAX_ARG_CHARS = 100_000
-
-
-@attrs.define
-class ProfileArguments:
-    """``bottleneck.profile``'s single argument object."""
-
-    uri: str
-    args: list[str] | None = None
-    passes: list[str] | None = None
-    cwd: str | None = None
-    python: str | None = None
-    timeout: float | None = None
-    nprocPerNode: int | None = None  # noqa: N815 - the JSON key, as the other settings
-    torchrunArgs: list[str] | None = None  # noqa: N815
-    collectiveSizes: bool | None = None  # noqa: N815
-    # Run the file as ``python -m pkg.mod`` (its name from the packages around it): true, or
-    # false for a plain file; unset: as a module when it is in a package and uses relative
-    # imports (as a file, Python stops at them) and its package is found from the working
-    # directory.
-    module: bool | None = None
-
-
-@attrs.define
-class OpenResultArguments:
-    """``bottleneck.openResult``'s argument: a result JSON (path or file URI) made
-    elsewhere, and the local folder that holds the project (default: the first workspace
-    folder); the script is looked for there, at its recorded path or below."""
-
-    path: str
-    root: str | None = None
 
 
 @dataclass
@@ -159,6 +129,7 @@ class BottleneckServer(LanguageServer):
         self._pending_publish: dict[str, asyncio.TimerHandle] = {}
         self._background: set[asyncio.Future[Any]] = set()
         self.warm = WarmForks(self.log)
+        strict(self.protocol._converter)
 
     def in_background(self, work: Any) -> None:
         """Run a coroutine on the loop, held until it ends (a bare task may be collected)."""

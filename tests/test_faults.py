@@ -103,6 +103,46 @@ def test_timeout_says_which_pass_and_kills_the_group() -> None:
     assert runner_pids("forever.py") == []
 
 
+def test_a_script_that_ignores_sigterm_still_times_out_with_its_partial_results() -> None:
+    """The script's own SIGTERM setting is kept aside (it sees it, its children get it):
+    the timeout still reaches the runner, which reports what it measured."""
+    result = cli("--passes", "sample", "--timeout", "4", str(SCRIPTS / "deaf_to_sigterm.py"), timeout=120)
+    assert result.returncode == 124
+    assert b"script sees its SIG_IGN: True" in result.stderr + result.stdout
+    assert b"child kept it: True" in result.stderr + result.stdout
+    text = result.stdout.decode()
+    assert "pass status: timeout after 4.0 s" in text
+    first = next(line for line in text.splitlines() if ": warning: " in line)
+    assert f"deaf_to_sigterm.py:{marker_line('deaf_to_sigterm.py')}:" in first
+    assert runner_pids("deaf_to_sigterm.py") == []
+
+
+def test_a_runner_that_never_takes_the_stop_is_killed_and_said_so() -> None:
+    """SIGTERM blocked: no handler runs, nothing is measured; the runner is killed (after
+    TAKE_GRACE_S, not the whole KILL_GRACE_S) and the report says the pass timed out."""
+    result = cli(
+        "--passes", "sample", "--timeout", "3", str(SCRIPTS / "deaf_to_sigterm.py"), "block", timeout=120
+    )
+    assert result.returncode == 124
+    assert "pass status: timeout after 3.0 s" in result.stdout.decode()
+    assert runner_pids("deaf_to_sigterm.py") == []
+
+
+def test_the_scripts_output_is_relayed_byte_for_byte_and_decoded_across_chunks() -> None:
+    """The command line hands on the script's bytes as they came (binary included); the
+    text events (the editor's log) decode a character cut by a 64 KiB chunk's end whole."""
+    payload = b"\xff\xfe\x00binary\n" + ("\u2588" * 200_000).encode() + b"\nEND\n"
+    result = cli("--passes", "cprofile", str(SCRIPTS / "binary_out.py"), timeout=300)
+    assert result.returncode == 0
+    assert payload in result.stderr
+    events: list[JobEvent] = []
+    spec = JobSpec(str(SCRIPTS / "binary_out.py"), python=sys.executable, passes=("cprofile",))
+    asyncio.run(Job(spec, on_event=events.append).run())
+    out = [e for e in events if e.kind == "output" and e.stream == "stdout"]
+    assert b"".join(e.data for e in out) == payload
+    assert "".join(e.text for e in out) == payload.decode("utf-8", "replace")  # two U+FFFD, no more
+
+
 def test_stdin_is_at_eof() -> None:
     result = cli("--passes", "cprofile", str(SCRIPTS / "reads_stdin.py"), timeout=120)
     assert result.returncode == 0

@@ -35,6 +35,29 @@ def test_script_sees_its_own_argv_path_name_cwd_and_empty_stdin(tmp_path, fork: 
     assert not any("bottleneck-lsp-" in p for p in seen["path"])
 
 
+@pytest.mark.parametrize("typed", ["introspect.py", "./introspect.py", str(SCRIPTS / "introspect.py")])
+def test_the_command_line_gives_argv_0_as_typed_as_plain_python_does(typed: str) -> None:
+    """``bottleneck-lsp profile introspect.py`` and ``python introspect.py``: the same
+    sys.argv (a script's usage line and messages name it as the user typed it)."""
+    plain = subprocess.run(
+        [sys.executable, typed, "x"], cwd=SCRIPTS, capture_output=True, text=True, stdin=subprocess.DEVNULL
+    )
+    ours = subprocess.run(
+        [sys.executable, "-m", "bottleneck_lsp", "--passes", "cprofile", typed, "x"],
+        cwd=SCRIPTS,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert ours.returncode == 0, ours.stderr
+
+    def argv(output: str) -> list[str]:
+        line = next(x for x in output.splitlines() if x.startswith("INTROSPECT "))
+        return json.loads(line[len("INTROSPECT ") :])["argv"]
+
+    assert argv(ours.stderr + ours.stdout) == argv(plain.stdout) == [typed, "x"]
+
+
 @pytest.mark.parametrize("fork", [True, False], ids=["forked", "fresh"])
 def test_each_pass_runs_in_a_process_of_its_own(fork: bool) -> None:
     doc = run_job("introspect.py", passes=("sample", "cprofile", "cpu"), fork=fork)

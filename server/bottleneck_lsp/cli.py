@@ -226,8 +226,14 @@ class _Progress:
 
     def __call__(self, event: JobEvent) -> None:
         if event.kind == "output":
-            self.stream.write(event.text)
-            self.stream.flush()
+            raw = getattr(self.stream, "buffer", None)
+            if raw is not None:  # the script's bytes as it wrote them, binary or not
+                self.stream.flush()
+                raw.write(event.data)
+                raw.flush()
+            else:
+                self.stream.write(event.text)
+                self.stream.flush()
         elif self.tty and event.kind == "pass_start":
             ahead = f" ({event.forecast})" if event.forecast else ""
             self.stream.write(
@@ -290,31 +296,44 @@ def run_profile(ns: argparse.Namespace) -> int:
             shutil.rmtree(scratch, ignore_errors=True)
 
 
-async def _run_stoppable(job: Job) -> Document:
-    """The job, where a first Ctrl-C (SIGINT) stops it as the editor's stop does: the
-    running pass ends (its ``finally`` blocks run) and what the passes so far measured is
-    reported; a second one quits at once (KeyboardInterrupt)."""
-    loop = asyncio.get_running_loop()
+STOP_SIGNALS = {signal.SIGINT: "Ctrl-C", signal.SIGTERM: "SIGTERM"}
 
-    def first_interrupt() -> None:
-        loop.remove_signal_handler(signal.SIGINT)  # the next one: Python's KeyboardInterrupt
+
+async def _run_stoppable(job: Job, stopped_by: list[int]) -> Document:
+    """The job, where a first Ctrl-C (SIGINT) or SIGTERM (``timeout 600 bottleneck-lsp
+    ...``, a batch system's end of time) stops it as the editor's stop does: the running
+    pass ends (its ``finally`` blocks run) and what the passes so far measured is reported;
+    a second one quits at once (KeyboardInterrupt, or SIGTERM's default). ``stopped_by``
+    gets the signal that stopped it."""
+    loop = asyncio.get_running_loop()
+    handled = []
+
+    def first(signum: int) -> None:
+        for each in handled:  # the next one: Python's KeyboardInterrupt, SIGTERM's default
+            loop.remove_signal_handler(each)
+        stopped_by.append(signum)
+        name = STOP_SIGNALS[signum]
         print(
-            "\nbottleneck-lsp: stopping; the passes so far are reported (Ctrl-C again to quit at once)",
+            f"\nbottleneck-lsp: {'' if signum == signal.SIGINT else name + ': '}stopping; "
+            f"the passes so far are reported ({name} again to quit at once)",
             file=sys.stderr,
         )
         job.stop()
 
-    try:
-        loop.add_signal_handler(signal.SIGINT, first_interrupt)
-    except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or no such API
-        pass
+    for signum in STOP_SIGNALS:
+        try:
+            loop.add_signal_handler(signum, first, signum)
+            handled.append(signum)
+        except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or no such API
+            pass
     try:
         return await job.run()
     finally:
-        try:
-            loop.remove_signal_handler(signal.SIGINT)
-        except (NotImplementedError, RuntimeError, ValueError):
-            pass
+        for signum in handled:
+            try:
+                loop.remove_signal_handler(signum)
+            except (NotImplementedError, RuntimeError, ValueError):
+                pass
 
 
 def _profile(ns: argparse.Namespace, args: list[str], baseline: Document | None, save_raw: str | None) -> int:
@@ -343,13 +362,16 @@ def _profile(ns: argparse.Namespace, args: list[str], baseline: Document | None,
         print(f"bottleneck-lsp: error: {exc}", file=sys.stderr)
         return 2
     try:
-        doc = asyncio.run(_run_stoppable(job))
+        stopped_by: list[int] = []
+        doc = asyncio.run(_run_stoppable(job, stopped_by))
     except KeyboardInterrupt:
         print("bottleneck-lsp: interrupted", file=sys.stderr)
         return 130
+    # as a shell reports a process its signal ended: 128 + the signal (130 for Ctrl-C)
+    stopped = 128 + stopped_by[0] if stopped_by else 130
     if doc.status == "cancelled" and all(p.status == "skipped" for p in doc.passes):
         print("bottleneck-lsp: stopped before any pass ran", file=sys.stderr)
-        return 130
+        return stopped
     recorded = []
     for name in PASSES:
         made = job.recorded(name)
@@ -365,6 +387,8 @@ def _profile(ns: argparse.Namespace, args: list[str], baseline: Document | None,
     if _emit(doc, ns, comparison, found, recorded[-1] if recorded else None) != 0:
         return 2
     code = doc.exit_code if doc.exit_code is not None else 1
+    if code == 130 and stopped_by:
+        code = stopped
     if comparison is not None:
         _gate(comparison, found, ns)
         if code == 0 and found:

@@ -42,6 +42,9 @@ RUNNER_FOLDER_PREFIX = "bottleneck-lsp-"
 FORKSERVER_MODULE = "bottleneck_lsp.runner.forkserver"  # forks runners: start-up paid once
 # The user's own PYTHONPATH, kept here while the runner's folder leads the path.
 ORIGINAL_PYTHONPATH = "BOTTLENECK_LSP_ORIGINAL_PYTHONPATH"
+# Beside a runner's result part: made when the runner took a stop (or a timeout) and is
+# writing what it measured; the parent waits for a runner that made it, not for one that did not.
+STOP_TAKEN_SUFFIX = ".stopping"
 
 
 # Distributed jobs: each pass is one launch of torch's own launcher (torchrun), with the
@@ -108,6 +111,7 @@ class RunnerArgs:
     out: str
     cwd: str
     module: str | None = None  # run as ``python -m module`` (runpy), not as a file
+    argv0: str | None = None  # the script's sys.argv[0] (JobSpec.argv0); None: ``script``
     roots: list[str] = field(default_factory=list)
     strip_path: str | None = None  # the runner's own folder, taken off the script's sys.path
     environment: bool = False  # collect the environment summary (the first pass)
@@ -129,6 +133,8 @@ class RunnerArgs:
         cmd = ["--pass", self.pass_name, "--script", self.script, "--out", self.out, "--cwd", self.cwd]
         if self.module is not None:
             cmd += ["--module", self.module]
+        if self.argv0 is not None:
+            cmd += ["--argv0", self.argv0]
         if self.strip_path is not None:
             cmd += ["--strip-path", self.strip_path]
         for root in self.roots:
@@ -161,6 +167,7 @@ class RunnerArgs:
         parser.add_argument("--out", required=True)
         parser.add_argument("--cwd", required=True)
         parser.add_argument("--module", default=None)
+        parser.add_argument("--argv0", default=None)
         parser.add_argument("--root", dest="roots", action="append", default=[])
         parser.add_argument("--strip-path")
         parser.add_argument("--environment", action="store_true")

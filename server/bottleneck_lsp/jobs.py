@@ -81,6 +81,9 @@ class JobSpec:
     # Run as ``python -m module`` (a dotted name, found under the working directory or
     # PYTHONPATH: modulepath.py), not as the file ``script``.
     module: str | None = None
+    # What the script's sys.argv[0] reads: the name as typed on the command line, as
+    # ``python script.py`` gives it (set by validate); None: the script's absolute path.
+    argv0: str | None = None
 
     @property
     def distributed(self) -> bool:
@@ -109,6 +112,7 @@ class JobEvent:
     status: str = ""
     stream: str = ""
     text: str = ""
+    data: bytes = b""  # output: the bytes as the script wrote them (``text`` is their UTF-8)
     # pass_end: the result so far (the passes that ended, their ranking), for progressive
     # presentation; the final document comes from run().
     doc: Document | None = None
@@ -157,6 +161,9 @@ def validate(spec: JobSpec) -> JobSpec:
         spec = replace(spec, script=found.file)
         roots = (found.base, *(r for r in roots if r != found.base))
     script = os.path.abspath(spec.script)
+    argv0 = None
+    if spec.module is None and not os.path.isabs(spec.script) and cwd == os.getcwd():
+        argv0 = spec.script  # relative to where the script starts, as typed
     if not os.path.exists(script):
         raise JobError(f"Script not found: {spec.script}")
     if os.path.isdir(script):
@@ -221,6 +228,7 @@ def validate(spec: JobSpec) -> JobSpec:
     return replace(  # every other field as given
         spec,
         script=script,
+        argv0=argv0,
         args=tuple(spec.args),
         python=_resolve_python(spec.python),
         cwd=cwd,
@@ -502,6 +510,7 @@ class Job:
         return RunnerArgs(
             pass_name=name,
             script=spec.script,
+            argv0=spec.argv0,
             module=spec.module,
             out=out,
             cwd=spec.cwd,
@@ -547,8 +556,8 @@ class Job:
             # before they meet): each node's own, and on node 0 every rank's.
             _clear_parts(out, spec.report_ranks())
 
-        def output(stream: str, text: str) -> None:
-            self.on_event(JobEvent("output", name, stream=stream, text=text))
+        def output(stream: str, text: str, data: bytes) -> None:
+            self.on_event(JobEvent("output", name, stream=stream, text=text, data=data))
 
         forks = self._forking()
         if forks is not None:

@@ -10,6 +10,7 @@ then what it wrote read back as the pass's part of the document.
 from __future__ import annotations
 
 import asyncio
+import codecs
 import json
 import logging
 import os
@@ -18,18 +19,21 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from .contract import environment_file, rank_part
+from .contract import STOP_TAKEN_SUFFIX, environment_file, rank_part
 
 if TYPE_CHECKING:
     from .forks import ForkServer
 
 OUTPUT_TAIL_BYTES = 64 * 1024
 KILL_GRACE_S = 15.0  # time for the runner to process and write partial results
+# ... once it took the stop: one that has not by then never will (the signal did not reach
+# its handler; a Python handler waits for the operator under way, seconds at most)
+TAKE_GRACE_S = 5.0
 DRAIN_GRACE_S = 10.0  # time for a pass's output to reach its end once its group is gone
 _EXIT_POLL_S = 0.2  # how often ``ended`` looks at the exit status while the pipes stay open
 log = logging.getLogger(__name__)
 
-OnOutput = Callable[[str, str], None]  # (stream name, text)
+OnOutput = Callable[[str, str, bytes], None]  # (stream name, text, the bytes it came from)
 Reader = asyncio.StreamReader
 
 
@@ -116,6 +120,7 @@ class RunnerProcess:
         self.tails = {"stdout": Tail(), "stderr": Tail()}
         self._go = go  # write end of the go pipe, for a runner started ahead of its turn
         self._drains: asyncio.Future[Any] | None = None
+        self._stopping: asyncio.Future[bool] | None = None  # a stop under way (``terminate``)
 
     def _drain_all(self, stdout: Reader, stderr: Reader, on_output: OnOutput) -> None:
         self._drains = asyncio.gather(
@@ -174,12 +179,18 @@ class RunnerProcess:
 
     async def _drain(self, stream: asyncio.StreamReader, label: str, on_output: OnOutput) -> None:
         tail = self.tails[label]
+        # A character cut by the chunk's end is decoded with the next chunk (each chunk
+        # decoded alone made two U+FFFD of a progress bar's block character now and then).
+        decoder = codecs.getincrementaldecoder("utf-8")("replace")
         while True:
             chunk = await stream.read(65536)
             if not chunk:
+                rest = decoder.decode(b"", final=True)
+                if rest:
+                    on_output(label, rest, b"")
                 return
             tail.add(chunk)
-            on_output(label, chunk.decode("utf-8", "replace"))
+            on_output(label, decoder.decode(chunk), chunk)
 
     # -- control ------------------------------------------------------------------------
     def go(self) -> None:
@@ -194,17 +205,33 @@ class RunnerProcess:
         self._go = None
 
     def terminate(self) -> None:
-        """SIGTERM to the group (the runner writes what it measured), SIGKILL after the grace."""
+        """SIGTERM to the group (the runner writes what it measured), SIGKILL after the grace
+        (``stop``); ``finish`` sees it end."""
+        if self.proc.returncode is not None or self._stopping is not None:
+            return
+        self._stopping = asyncio.ensure_future(self.stop())
+        self._stopping.add_done_callback(_retrieved)
+
+    async def stop(self) -> bool:
+        """SIGTERM to the group, then wait for the runner: up to ``TAKE_GRACE_S`` for it to
+        take the stop (its ``STOP_TAKEN_SUFFIX`` file), then up to ``KILL_GRACE_S`` in all
+        for what it measured; SIGKILL to the group after that. A launcher's ranks take no
+        such file: the whole grace. Whether it had to be killed."""
         proc = self.proc
         if proc.returncode is not None:
-            return
+            return False
         kill_group(proc.pid, signal.SIGTERM)
-
-        def escalate() -> None:
-            if proc.returncode is None:
+        taken = self.out + STOP_TAKEN_SUFFIX if self.ranks is None else None
+        loop = asyncio.get_running_loop()
+        begin = loop.time()
+        while not await ended(proc, _EXIT_POLL_S):
+            waited = loop.time() - begin
+            if waited >= KILL_GRACE_S or (
+                taken is not None and waited >= TAKE_GRACE_S and not os.path.exists(taken)
+            ):
                 kill_group(proc.pid, signal.SIGKILL)
-
-        asyncio.get_running_loop().call_later(KILL_GRACE_S, escalate)
+                return True
+        return False
 
     def kill(self) -> None:
         if self.proc.returncode is None:
@@ -246,11 +273,9 @@ class RunnerProcess:
         try:
             if not await ended(proc, timeout):
                 timed_out = True
-                kill_group(proc.pid, signal.SIGTERM)
-                if not await ended(proc, KILL_GRACE_S):
+                if await self.stop():
                     # A rank deaf to SIGTERM (deadlocked where no handler runs) outlives its
                     # launcher, which ends it no more: it goes now, with the launcher.
-                    kill_group(proc.pid, signal.SIGKILL)
                     self._kill_ranks()
                     await ended(proc, None)
         except asyncio.CancelledError:

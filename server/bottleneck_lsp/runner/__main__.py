@@ -16,7 +16,7 @@ import sys
 import time
 from typing import Any
 
-from ..contract import RunnerArgs, environment_file, no_cuda_reason, rank_part
+from ..contract import STOP_TAKEN_SUFFIX, RunnerArgs, environment_file, no_cuda_reason, rank_part
 from . import compilerstack, environment, script
 from .paths import FileClassifier
 
@@ -60,8 +60,10 @@ class _Run:
             return
         self.done = True
         # From here on a SIGTERM must not interrupt writing; the parent's SIGKILL
-        # after its grace period is the backstop.
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        # after its grace period is the backstop, and the parent waits that long only
+        # once it sees the results coming (``stopping``).
+        script.ignore_term()
+        _stopping(self.ns)
         if self.profiler is not None:
             try:
                 self.profiler.stop()
@@ -165,7 +167,7 @@ class _Run:
         ns = self.ns
         script_path = os.path.abspath(ns.script)
         roots = [os.path.dirname(script_path), *ns.roots]
-        script.prepare_process(script_path, ns.args, ns.cwd, ns.strip_path, ns.module)
+        script.prepare_process(script_path, ns.args, ns.cwd, ns.strip_path, ns.module, ns.argv0)
         # Resolve relative file names against the places they were relative to when the
         # script started: it may chdir or edit sys.path as it runs.
         self.files = FileClassifier(roots, search_dirs=[*sys.path, os.getcwd()])
@@ -174,7 +176,7 @@ class _Run:
         if _unseen_in_threads(ns.pass_name):
             self.threads = script.ThreadCounter(self.files)
         part = self.part
-        script.install_exit_hooks(self.hard_exit, lambda: _end_group_if_orphaned(self.parent, ns.out))
+        script.install_exit_hooks(self.hard_exit, lambda: _on_term(self.parent, ns))
         # The environment first, whatever the script is: a report always opens with it,
         # also when the script does not compile or the runner dies (its own file).
         torch, import_s, lazy_s, torch_error = environment.import_torch(ns.compiler_stack)
@@ -313,6 +315,24 @@ def _die_with_parent(parent: int | None = None) -> int:
     except (OSError, AttributeError):
         pass
     return parent
+
+
+def _stopping(ns: RunnerArgs) -> None:
+    """Tell the parent that a stop was taken and the results are on their way (the file
+    ``STOP_TAKEN_SUFFIX`` names): it then waits its whole grace for them. A runner that
+    never says so (the signal never reached our handler) is killed sooner. One runner's
+    own; a rank's stop is its launcher's business."""
+    if _as_rank(ns) is not None:
+        return
+    try:
+        os.close(os.open(ns.out + STOP_TAKEN_SUFFIX, os.O_WRONLY | os.O_CREAT, 0o600))
+    except OSError:
+        pass
+
+
+def _on_term(parent: int, ns: RunnerArgs) -> None:
+    _stopping(ns)
+    _end_group_if_orphaned(parent, ns.out)
 
 
 def _end_group_if_orphaned(parent: int, out: str) -> None:

@@ -13,6 +13,8 @@ from typing import Any
 from ..contract import ORIGINAL_PYTHONPATH
 from .paths import FileClassifier
 
+_SIGNAL = __import__("signal").signal  # the real one, whatever a pass or hook puts in its place
+
 _RUNNER_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -59,11 +61,17 @@ def compile_script(path: str) -> types.CodeType:
 
 
 def prepare_process(
-    script: str, args: list[str], cwd: str, strip_path: str | None, module: str | None = None
+    script: str,
+    args: list[str],
+    cwd: str,
+    strip_path: str | None,
+    module: str | None = None,
+    argv0: str | None = None,
 ) -> None:
     """Make this process look like ``python script args`` started in ``cwd`` (with
     ``module``: ``python -m module args``, whose ``sys.path[0]`` is ``cwd`` and whose
-    ``sys.argv[0]`` is the module's file, ``script``)."""
+    ``sys.argv[0]`` is the module's file, ``script``). ``argv0``: the script's name as
+    typed (``sys.argv[0]``), when it is not ``script``."""
     if strip_path:
         real = os.path.realpath(strip_path)
         sys.path[:] = [p for p in sys.path if not p or os.path.realpath(p) != real]
@@ -78,7 +86,7 @@ def prepare_process(
         sys.path[0] = script_dir
     else:
         sys.path.insert(0, script_dir)
-    sys.argv[:] = [script, *args]
+    sys.argv[:] = [argv0 or script, *args]
     os.chdir(cwd)
 
 
@@ -206,6 +214,14 @@ class ThreadCounter:
         threading.Thread.start = counted_start  # type: ignore[method-assign,assignment]
 
 
+def ignore_term() -> None:
+    """SIGTERM ignored from here on (the results are being written; the parent's SIGKILL
+    after its grace is the backstop), whatever ``install_exit_hooks`` put in front."""
+    import signal
+
+    _SIGNAL(signal.SIGTERM, signal.SIG_IGN)
+
+
 class Terminated(BaseException):
     """Raised in the main thread when the runner is asked to stop (SIGTERM)."""
 
@@ -214,21 +230,47 @@ def install_exit_hooks(on_hard_exit: Callable[[int], None], on_term: Callable[[]
     """Turn SIGTERM into ``Terminated`` (after calling ``on_term``) and let ``os._exit``
     save results first.
 
+    SIGTERM stays the runner's while the script runs: the only one it gets is a stop, a
+    timeout or its parent's death, and each must end the pass with what it measured. A
+    handler the script sets for it (``SIG_IGN``, or a checkpoint-on-preemption handler) is
+    kept aside: ``signal.getsignal`` returns it, and the processes the script forks get it,
+    as without us. (Installed, it made a stop wait for the parent's SIGKILL and lose every
+    result.)
+
     In this process only: a forked child (a pool's or a DataLoader's worker) gets, at the
-    fork, what it would have had without us: the previous SIGTERM handling, the real
-    ``os._exit``, no profile hook. A Python handler runs between bytecodes only, so a
-    worker's SIGTERM landing just before a blocking wait would never be acted on, and
-    ``Pool.terminate()`` would wait for it for ever.
+    fork, what it would have had without us: the script's SIGTERM handling, the real
+    ``os._exit`` and ``signal`` functions, no profile hook. A Python handler runs between
+    bytecodes only, so a worker's SIGTERM landing just before a blocking wait would never
+    be acted on, and ``Pool.terminate()`` would wait for it for ever.
     """
     import signal
 
-    previous = signal.getsignal(signal.SIGTERM)
+    kept: dict[str, Any] = {"handler": signal.getsignal(signal.SIGTERM)}
+    real_signal, real_getsignal = signal.signal, signal.getsignal
 
     def terminate(signum: int, frame: object) -> None:
         on_term()
         raise Terminated()
 
-    signal.signal(signal.SIGTERM, terminate)
+    real_signal(signal.SIGTERM, terminate)
+    pid = os.getpid()
+
+    def kept_signal(signalnum: Any, handler: Any) -> Any:
+        if signalnum == signal.SIGTERM and os.getpid() == pid:
+            before = kept["handler"]
+            real_signal(signalnum, handler)  # its checks: a bad handler raises as before
+            real_signal(signalnum, terminate)
+            kept["handler"] = handler
+            return before
+        return real_signal(signalnum, handler)
+
+    def kept_getsignal(signalnum: Any) -> Any:
+        if signalnum == signal.SIGTERM and os.getpid() == pid:
+            return kept["handler"]
+        return real_getsignal(signalnum)
+
+    signal.signal = kept_signal
+    signal.getsignal = kept_getsignal
     real_exit = os._exit
 
     def hooked_exit(status: int) -> None:
@@ -241,8 +283,11 @@ def install_exit_hooks(on_hard_exit: Callable[[int], None], on_term: Callable[[]
     os._exit = hooked_exit  # type: ignore[assignment]
 
     def in_forked_child() -> None:
-        if signal.getsignal(signal.SIGTERM) is terminate:
-            signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
+        if real_getsignal(signal.SIGTERM) is terminate:
+            handler = kept["handler"]
+            real_signal(signal.SIGTERM, signal.SIG_DFL if handler is None else handler)
+        if signal.signal is kept_signal:
+            signal.signal, signal.getsignal = real_signal, real_getsignal
         if os._exit is hooked_exit:
             os._exit = real_exit
         sys.setprofile(None)

@@ -296,7 +296,7 @@ def run_profile(ns: argparse.Namespace) -> int:
             shutil.rmtree(scratch, ignore_errors=True)
 
 
-STOP_SIGNALS = {signal.SIGINT: "Ctrl-C", signal.SIGTERM: "SIGTERM"}
+STOP_SIGNALS: dict[int, str] = {signal.SIGINT: "Ctrl-C", signal.SIGTERM: "SIGTERM"}
 
 
 async def _run_stoppable(job: Job, stopped_by: list[int]) -> Document:
@@ -306,7 +306,7 @@ async def _run_stoppable(job: Job, stopped_by: list[int]) -> Document:
     a second one quits at once (KeyboardInterrupt, or SIGTERM's default). ``stopped_by``
     gets the signal that stopped it."""
     loop = asyncio.get_running_loop()
-    handled = []
+    handled: list[int] = []
 
     def first(signum: int) -> None:
         for each in handled:  # the next one: Python's KeyboardInterrupt, SIGTERM's default

@@ -143,6 +143,22 @@ def test_the_scripts_output_is_relayed_byte_for_byte_and_decoded_across_chunks()
     assert "".join(e.text for e in out) == payload.decode("utf-8", "replace")  # two U+FFFD, no more
 
 
+def test_an_interpreter_that_never_runs_the_runner_is_named_and_the_next_passes_skipped(
+    tmp_path: Path,
+) -> None:
+    """--python names something that is not a Python 3.10+ (here: one that stops at once,
+    as an old Python at the runner's syntax): said so, with what it printed, once."""
+    fake = tmp_path / "python3.8"
+    fake.write_text("#!/bin/sh\necho 'SyntaxError: invalid syntax (old python)' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    result = cli("--python", str(fake), str(SCRIPTS / "fn_call.py"), timeout=120)
+    text = result.stdout.decode()
+    assert f"{fake} never ran the profiler's runner (it exited with code 1 first)" in text
+    assert "SyntaxError: invalid syntax (old python)" in text
+    assert f"(pass skipped: {fake} never ran the runner)" in text  # the cprofile pass
+    assert text.count("pass status: crashed") == 1
+
+
 def test_stdin_is_at_eof() -> None:
     result = cli("--passes", "cprofile", str(SCRIPTS / "reads_stdin.py"), timeout=120)
     assert result.returncode == 0

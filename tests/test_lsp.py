@@ -289,6 +289,12 @@ async def test_timeout_and_missing_torch_are_explained(client: LanguageClient) -
     result = await execute(client, "bottleneck.profile", {"uri": uri_of("fn_call.py"), "python": base})
     assert any("torch is not importable" in m.message for m in client.messages)
 
+    result = await execute(
+        client, "bottleneck.profile", {"uri": uri_of("fn_call.py"), "python": "/bin/false"}
+    )
+    assert "/bin/false never ran the profiler's runner" in result["summary"]
+    assert "Choose another: bottleneck.python" in result["summary"]
+
 
 async def test_shutdown_during_a_job_leaves_no_runner(client: LanguageClient) -> None:
     task = asyncio.ensure_future(execute(client, "bottleneck.profile", {"uri": uri_of("forever.py")}))

@@ -494,6 +494,26 @@ def overall_status(doc: Document) -> tuple[str, int | None]:
     return ("cancelled", 130) if stopped else ("ok", 0)
 
 
+def runner_never_started(doc: Document) -> bool:
+    """Whether the interpreter never ran the runner (``--python`` names no Python 3.10+,
+    or something else): every pass that ran ended with an exit code, not a signal,
+    before the runner wrote anything, not even the environment."""
+    ran = [p for p in doc.passes if p.status != "skipped"]
+    return (
+        doc.environment is None
+        and bool(ran)
+        and all(p.startup is None and p.signal is None and p.exit_code not in (None, 0) for p in ran)
+    )
+
+
+def never_started_message(doc: Document) -> str:
+    first = next(p for p in doc.passes if p.status != "skipped")
+    return (
+        f"{doc.python} never ran the profiler's runner (it exited with code {first.exit_code} first): "
+        "is it a Python 3.10+ interpreter?"
+    )
+
+
 def failed_pass(doc: Document) -> Pass | None:
     """The first pass whose script failed, with its error (``part.error``)."""
     return next((part for part in doc.passes if part.error is not None), None)

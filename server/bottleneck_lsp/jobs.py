@@ -371,6 +371,9 @@ class Job:
                 if not part.omit:
                     doc.passes.append(part)
                 stop_reason = stop_reason or _stop_reason(part)
+                if not stop_reason and analysis.runner_never_started(doc):
+                    # the next passes would end the same way
+                    stop_reason = f"{spec.python} never ran the runner"
                 if part.status != "skipped":
                     counted = self._counted(planned, doc, stop_reason)
                     event = JobEvent("pass_end", name, counted.index(name), len(counted), part.status)

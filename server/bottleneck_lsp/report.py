@@ -345,6 +345,8 @@ def error_lines(doc: Document, cwd: str) -> list[str]:
     error = failed.error
     on = f" on rank {error.rank}" if error.rank is not None else ""
     out = _section(f"Script failed{on} ({failed.status} in the {failed.name} pass)")
+    if analysis.runner_never_started(doc):
+        out += [analysis.never_started_message(doc) + " Choose another with --python. It said:", ""]
     out += error.traceback.rstrip().splitlines()
     holders = analysis.out_of_memory_holders(doc)
     if holders:

@@ -181,7 +181,7 @@ class _Run:
         # also when the script does not compile or the runner dies (its own file).
         torch, import_s, lazy_s, torch_error = environment.import_torch(ns.compiler_stack)
         part["startup"] = {
-            "import_torch_s": round(import_s, 6),
+            "import_torch_s": round(import_s, 6) if torch is not None else None,  # no torch: no start-up
             "import_torch_lazy_s": round(lazy_s, 6),
             "cuda_init_s": None,
         }

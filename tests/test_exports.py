@@ -181,3 +181,19 @@ def test_a_trace_needs_an_autograd_pass(tmp_path: Path) -> None:
         timeout=120,
     )
     assert done.returncode == 2 and "needs the cpu or cuda pass" in done.stderr
+    assert "never run" not in done.stdout + done.stderr
+
+
+def test_a_speedscope_file_needs_a_pass_with_a_timeline(tmp_path: Path) -> None:
+    """cProfile alone has no timeline: refused before the run, not an empty file."""
+    script = tmp_path / "s.py"
+    script.write_text("print('never run')\n")
+    out = tmp_path / "s.speedscope.json"
+    done = subprocess.run(
+        [CLI, "profile", "--passes", "cprofile", "--format", "speedscope", "-o", str(out), str(script)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2 and "needs the sample, cpu or cuda pass" in done.stderr
+    assert not out.exists() and "never run" not in done.stdout + done.stderr

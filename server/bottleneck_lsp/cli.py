@@ -287,6 +287,17 @@ def run_profile(ns: argparse.Namespace) -> int:
         if ns.format == "trace" and ns.passes is not None and not set(ns.passes) & {"cpu", "cuda"}:
             print("bottleneck-lsp: error: --format trace needs the cpu or cuda pass", file=sys.stderr)
             return 2
+        if (
+            ns.format == "speedscope"
+            and ns.passes is not None
+            and not set(ns.passes) & {"sample", "cpu", "cuda"}
+        ):
+            # cProfile's totals per function make no timeline: the file would hold nothing
+            print(
+                "bottleneck-lsp: error: --format speedscope needs the sample, cpu or cuda pass",
+                file=sys.stderr,
+            )
+            return 2
         if save_raw is None:  # the timeline is read from the autograd pass's raw recording
             save_raw = scratch = tempfile.mkdtemp(prefix="bottleneck-lsp-raw-")
     try:

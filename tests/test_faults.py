@@ -417,13 +417,14 @@ def test_a_job_stopped_before_its_first_pass_is_cancelled_not_ok() -> None:
     assert "cuda" not in [p.name for p in doc.passes] or torch.cuda.is_available()
 
 
-def test_progress_counts_the_passes_that_run_from_the_first_one() -> None:
+@pytest.mark.parametrize("fork", [True, False], ids=["forked", "fresh"])
+def test_progress_counts_the_passes_that_run_from_the_first_one(fork: bool) -> None:
     """Without a GPU the automatic cuda pass is left out, and progress says 1/3, not 1/4:
-    the fork server tells whether torch sees a device before the first pass."""
+    the fork server tells whether torch sees a device before the first pass; without one
+    (--no-fork), the machine's device files do (it said 1/4, then 2/3)."""
     events: list[JobEvent] = []
-    doc = asyncio.run(
-        Job(JobSpec(str(SCRIPTS / "fn_call.py"), python=sys.executable), on_event=events.append).run()
-    )
+    spec = JobSpec(str(SCRIPTS / "fn_call.py"), python=sys.executable, fork=fork)
+    doc = asyncio.run(Job(spec, on_event=events.append).run())
     assert doc.status == "ok"
     expected = ["sample", "cprofile", "cpu"] + (["cuda"] if torch.cuda.is_available() else [])
     for kind in ("pass_start", "pass_end"):

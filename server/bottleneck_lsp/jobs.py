@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as _dt
+import glob
 import os
 import shutil
 import sys
@@ -496,8 +497,8 @@ class Job:
         elif env is None and (forks := self._forking()) is not None:
             said = forks.startup.get("cuda_available")  # the fork server asked torch (NVML)
             available = said if isinstance(said, bool) else None
-        if available is None:
-            return ending or self._stopped
+        if available is None:  # no fork server, before the first pass: no torch asked yet
+            return ending or self._stopped or not _device_files()
         return not available
 
     def _counted(self, planned: list[str], doc: Document, stop_reason: str) -> list[str]:
@@ -643,6 +644,17 @@ def _typed(name: str, raw: dict[str, Any]) -> tuple[Pass, Environment | None]:
         code = raw.get("exit_code")
         code = code if isinstance(code, int) and not isinstance(code, bool) else None
         return Pass(name=name, status="crashed", exit_code=code, error=failure), None
+
+
+def _device_files() -> bool:
+    """Whether this machine may have a GPU for torch, judged without torch (``--no-fork``,
+    before the first pass): its device files (NVIDIA's, ROCm's) on Linux, and
+    CUDA_VISIBLE_DEVICES not emptied. Never on macOS or Windows (no CUDA there)."""
+    if not sys.platform.startswith("linux"):
+        return False
+    if os.environ.get("CUDA_VISIBLE_DEVICES", "x").strip() in ("", "-1"):
+        return False
+    return bool(glob.glob("/dev/nvidia[0-9]*")) or os.path.exists("/dev/kfd")
 
 
 def _stop_reason(part: Pass) -> str:

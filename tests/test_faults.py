@@ -159,6 +159,30 @@ def test_an_interpreter_that_never_runs_the_runner_is_named_and_the_next_passes_
     assert text.count("pass status: crashed") == 1
 
 
+@pytest.mark.parametrize("how", ["end", "loop"])
+def test_a_process_the_script_started_in_its_own_session_ends_with_the_pass(how: str) -> None:
+    """``Popen(start_new_session=True)`` leaves the runner's process group, which the pass's
+    end kills: it is found as the runner's descendant and ended too, when the script ends
+    and when a timeout stops it."""
+    args = ["--passes", "cprofile", str(SCRIPTS / "own_session.py"), how]
+    result = cli("--timeout", "6", *args) if how == "loop" else cli(*args)
+    assert result.returncode == (124 if how == "loop" else 0)
+    said = next(line for line in result.stderr.decode().splitlines() if line.startswith("SESSION "))
+    pids = [int(said.split()[1]), int(said.split()[3])]
+    time.sleep(0.5)  # a SIGKILLed process's /proc entry goes once its new parent reaps it
+    alive = [pid for pid in pids if os.path.exists(f"/proc/{pid}") and not _zombie(pid)]
+    assert alive == []
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            stat = handle.read()
+    except OSError:
+        return True
+    return stat[stat.rfind(b")") + 2 :].split()[0] == b"Z"
+
+
 def test_stdin_is_at_eof() -> None:
     result = cli("--passes", "cprofile", str(SCRIPTS / "reads_stdin.py"), timeout=120)
     assert result.returncode == 0

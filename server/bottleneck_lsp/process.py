@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .contract import STOP_TAKEN_SUFFIX, environment_file, rank_part
+from .runner.strays import end_strays
 
 if TYPE_CHECKING:
     from .forks import ForkServer
@@ -62,6 +63,13 @@ def kill_group(pid: int, sig: int) -> None:
         os.killpg(pid, sig)
     except (ProcessLookupError, PermissionError):
         pass
+
+
+def kill_runner(pid: int) -> None:
+    """SIGKILL a live runner's group, and first what the script started outside it (its
+    own sessions: ``strays``), found while the runner is still their parent."""
+    end_strays(pid)
+    kill_group(pid, signal.SIGKILL)
 
 
 async def ended(proc: Process, timeout: float | None) -> bool:
@@ -229,13 +237,13 @@ class RunnerProcess:
             if waited >= KILL_GRACE_S or (
                 taken is not None and waited >= TAKE_GRACE_S and not os.path.exists(taken)
             ):
-                kill_group(proc.pid, signal.SIGKILL)
+                kill_runner(proc.pid)
                 return True
         return False
 
     def kill(self) -> None:
         if self.proc.returncode is None:
-            kill_group(self.proc.pid, signal.SIGKILL)
+            kill_runner(self.proc.pid)
         self._kill_ranks()
 
     def _kill_ranks(self) -> None:
@@ -279,7 +287,7 @@ class RunnerProcess:
                     self._kill_ranks()
                     await ended(proc, None)
         except asyncio.CancelledError:
-            kill_group(proc.pid, signal.SIGKILL)
+            kill_runner(proc.pid)
             self._kill_ranks()
             await ended(proc, None)
             raise

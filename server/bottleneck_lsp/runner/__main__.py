@@ -17,7 +17,7 @@ import time
 from typing import Any
 
 from ..contract import STOP_TAKEN_SUFFIX, RunnerArgs, environment_file, no_cuda_reason, rank_part
-from . import compilerstack, environment, script
+from . import compilerstack, environment, script, strays
 from .paths import FileClassifier
 
 
@@ -95,6 +95,9 @@ class _Run:
         self.part["wall_s"] = round(time.perf_counter() - self.started, 6)
         self.part["peak_rss_mb"] = round(_peak_rss_mb(), 1)
         _write(self.ns.out, self.part)
+        # What the script started in sessions of its own, the parent's kill of this
+        # group at the pass's end would miss (the rest of the group goes then)
+        strays.end_strays()
 
     def _set_aside(self, begin: bool) -> None:
         aside = getattr(self.profiler, "set_aside", None)

@@ -325,7 +325,7 @@ def _stopping(ns: RunnerArgs) -> None:
     ``STOP_TAKEN_SUFFIX`` names): it then waits its whole grace for them. A runner that
     never says so (the signal never reached our handler) is killed sooner. One runner's
     own; a rank's stop is its launcher's business."""
-    if _as_rank(ns) is not None:
+    if ns.per_rank:
         return
     try:
         os.close(os.open(ns.out + STOP_TAKEN_SUFFIX, os.O_WRONLY | os.O_CREAT, 0o600))

@@ -114,6 +114,20 @@ def test_diff_names_the_cheaper_line_as_the_top_improvement(runs: dict[str, Path
     assert data["totals"]["wall-time"]["unit"] == "s"
 
 
+def test_a_column_at_zero_in_both_runs_reads_no_change(runs: dict[str, Path], tmp_path: Path) -> None:
+    """A column both runs measured as nothing on your lines (here memory, set to 0 B on every
+    line of a real result): "no change", not "new" (a change from 0 has no percentage)."""
+    data = json.loads(runs["old"].read_text())
+    for row in data["ranking"]["lines"]:
+        if "memory" in row["columns"]:
+            row["columns"]["memory"].update(share=0.0, bytes=0)
+    zero = tmp_path / "zero.json"
+    zero.write_text(json.dumps(data))
+    done = diff(str(zero), str(zero))
+    assert done.returncode == 0, done.stderr
+    assert "memory at the peak on your lines: 0 B -> 0 B (no change)" in done.stdout, done.stdout
+
+
 def test_the_gate_passes_on_the_improvement_and_fails_when_it_is_reversed(runs: dict[str, Path]) -> None:
     folder, script = runs["folder"], runs["script"]
     # Lines under 10% in both runs are left out (--min-share): a 3 ms randn line doubled

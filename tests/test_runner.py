@@ -154,3 +154,23 @@ def test_kineto_start_and_stop_lines_are_dropped_and_the_rest_of_stderr_kept(cap
         capfd.readouterr().err
         == "the script's own line\nUSDT: a line of the script's that only looks alike\n"
     )
+
+
+def test_a_compiled_function_compiles_once_in_every_pass_and_its_compile_time_is_named() -> None:
+    """torch.compile under the passes: one compilation each, as without a profiler (the
+    cpu pass's line marker, traced by TorchDynamo, made it guard on the marker's count and
+    recompile at every call until its limit sent the function back to eager: 10 times), and
+    each pass says how long it compiled."""
+    doc = run_job("compiled_eager.py", passes=("sample", "cprofile", "cpu"))
+    for part in doc["passes"]:
+        assert part["status"] == "ok", part
+        said = [n for n in part["notes"] if n.startswith("torch.compile compiled")]
+        assert len(said) == 1 and said[0].startswith("torch.compile compiled 1 time for "), (
+            part["name"],
+            said,
+        )
+    cpu = part_of(doc, "cpu")
+    assert cpu is not None
+    # the compiled body's ops, recorded once per call
+    ops = {o["name"]: o["count"] for r in cpu["lines"] for o in r.get("ops", [])}
+    assert ops.get("aten::mm") == 30, ops

@@ -17,7 +17,7 @@ import time
 from typing import Any
 
 from ..contract import STOP_TAKEN_SUFFIX, RunnerArgs, environment_file, no_cuda_reason, rank_part
-from . import compilerstack, environment, script, strays
+from . import compilerstack, compiletime, environment, script, strays
 from .paths import FileClassifier
 
 
@@ -78,6 +78,9 @@ class _Run:
             self.lazy.uninstall()
             if self.lazy.seconds > 0:
                 self._report_lazy(self.lazy)
+        compiled = compiletime.compile_note()
+        if compiled is not None:
+            self.part.setdefault("notes", []).append(compiled)
         children = getattr(self, "children", None)
         if children is not None and children.count:
             self.part["child_processes"] = children.count

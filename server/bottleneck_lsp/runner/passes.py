@@ -172,6 +172,8 @@ def make_line_marker(
     user = ranges.user if ranges is not None else {}
     sites = ranges.sites if ranges is not None else {}
     backward_calls = (torch.Tensor.backward, torch.autograd.backward, torch.autograd.grad)
+    compiler = getattr(torch, "compiler", None)
+    compiling: Callable[[], bool] = getattr(compiler, "is_compiling", None) or (lambda: False)
 
     class LineMarker(TorchFunctionMode):
         calls = 0
@@ -179,6 +181,13 @@ def make_line_marker(
         site: tuple[CodeType, int] | None = None  # the user's code and instruction of the call
 
         def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+            if compiling():
+                # TorchDynamo tracing a compiled function: what it sees here goes into its
+                # graph and guards. A plain call keeps the marker out of both (counting
+                # here made it guard on the count and recompile at every call, until its
+                # limit sent the function back to eager); the compiled code then runs
+                # without passing through the marker, as without us.
+                return func(*args, **(kwargs or {}))
             self.calls += 1
             if self.tripped:
                 return func(*args, **(kwargs or {}))

@@ -35,7 +35,7 @@ def train(rank: int, steps: int, even: bool) -> None:
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
     x = torch.randn(256, 512)
     y = torch.randint(0, 10, (256,))
-    extra = torch.randn(700, 700) / 700**0.5
+    extra = torch.randn(900, 900) / 900**0.5
     for _step in range(steps):
         if rank == 1 and not even:
             extra = torch.tanh(extra @ extra @ extra)  # the straggler's extra work

@@ -296,6 +296,8 @@ def test_ctrl_c_while_the_command_line_imports_is_one_plain_line() -> None:
     before, servers = our_folders(), set(fork_servers())
     code = (
         "import os, signal, sys\n"
+        # as in a terminal (a shell's background job, CI's, starts with SIGINT ignored)
+        "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
         "class Interrupt:\n"
         "    def find_spec(self, name, path=None, target=None):\n"
         "        if name == 'bottleneck_lsp.cli':\n"

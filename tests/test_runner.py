@@ -169,6 +169,11 @@ def test_a_compiled_function_compiles_once_in_every_pass_and_its_compile_time_is
             part["name"],
             said,
         )
+    # the sample pass names the line whose call set the compilation off, and its time there
+    sample = part_of(doc, "sample")
+    assert sample is not None
+    said = next(n for n in sample["notes"] if n.startswith("torch.compile compiled"))
+    assert f"sampled while it compiled: compiled_eager.py:{marker_line('compiled_eager.py')} " in said, said
     cpu = part_of(doc, "cpu")
     assert cpu is not None
     # the compiled body's ops, recorded once per call

@@ -78,7 +78,8 @@ class _Run:
             self.lazy.uninstall()
             if self.lazy.seconds > 0:
                 self._report_lazy(self.lazy)
-        compiled = compiletime.compile_note()
+        compiled_at = getattr(self.profiler, "compiled_at", None)
+        compiled = compiletime.compile_note(compiled_at() if compiled_at is not None else None)
         if compiled is not None:
             self.part.setdefault("notes", []).append(compiled)
         children = getattr(self, "children", None)

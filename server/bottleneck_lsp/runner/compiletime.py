@@ -10,14 +10,32 @@ caches. Standard library and torch only: it runs in the user's interpreter.
 
 from __future__ import annotations
 
+import os
 import sys
+from collections.abc import Callable
+from typing import Any
 
 _TIMED = "_compile.compile_inner"
 
 
-def compile_note() -> str | None:
+def compiling_flag(torch: Any = None) -> Callable[[], bool] | None:
+    """A cheap look at whether torch.compile is compiling now, for the sampler: torch's
+    own flag, where torch holds it for the whole compile session (2.13: its
+    ``_compile_session_context``; before, only while TorchDynamo traces, which would miss
+    the backend's part). None elsewhere."""
+    torch = torch if torch is not None else sys.modules.get("torch")  # imported by the runner first
+    compiler = getattr(torch, "compiler", None) if torch is not None else None
+    if compiler is None or not hasattr(compiler, "_compile_session_context"):
+        return None
+    if not isinstance(getattr(compiler, "_is_compiling_flag", None), bool):
+        return None
+    return lambda: bool(compiler._is_compiling_flag)
+
+
+def compile_note(where: list[tuple[str, int, float]] | None = None) -> str | None:
     """A note on the time TorchDynamo spent compiling in this process, or None (nothing
-    compiled, or a torch whose timings differ)."""
+    compiled, or a torch whose timings differ). ``where``: the lines the sample pass found
+    running while it compiled, and how long (the most first)."""
     utils = sys.modules.get("torch._dynamo.utils")
     metrics = getattr(utils, "compilation_time_metrics", None)
     if not isinstance(metrics, dict):
@@ -32,8 +50,14 @@ def compile_note() -> str | None:
     if total <= 0:
         return None
     count = len(times)
-    return (
+    said = (
         f"torch.compile compiled {count} time{'s' if count != 1 else ''} for {total:.2f} s in all: "
         "one-time work, in the wall time of the lines whose calls set it off (a compiled "
-        "function's first calls); the next passes mostly find it in torch's compile caches"
+        "function's first calls)"
     )
+    if where:
+        lines = ", ".join(
+            f"{os.path.basename(path)}:{line} {seconds:.2f} s" for path, line, seconds in where[:3]
+        )
+        said += f"; sampled while it compiled: {lines}"
+    return said + "; the next passes mostly find it in torch's compile caches"

@@ -16,7 +16,7 @@ from types import CodeType
 from typing import Any
 
 from ..contract import PYTHON_HEAVY_CALLS, PYTHON_HEAVY_RATIO
-from . import callsites, device, kinetolog, memory, recording
+from . import callsites, compiletime, device, kinetolog, memory, recording
 from .attribution import TOP_LINKS, TOP_OPS, Attributor, LineStats
 from .callsites import position_fields, source_position
 from .device import Activity
@@ -728,7 +728,7 @@ class SamplePass:
         self.torch = torch
         self.script = script
         self.save_raw = save_raw
-        self.sampler = ThreadSampler(files)
+        self.sampler = ThreadSampler(files, compiling=compiletime.compiling_flag(torch))
         self.device: Any = None
         self.description = ""
         if torch is not None:
@@ -743,6 +743,12 @@ class SamplePass:
         self.running = True
         self.started = time.perf_counter()
         self.sampler.start()
+
+    def compiled_at(self) -> list[tuple[str, int, float]]:
+        """The lines the sampler found running while torch.compile compiled, and how long
+        (seconds, the most first)."""
+        found = sorted(self.sampler.compiling_ns.items(), key=lambda kv: kv[1], reverse=True)
+        return [(path, line, ns / 1e9) for (path, line), ns in found if ns >= 10_000_000]
 
     def set_aside(self, begin: bool) -> None:
         """Time charged to no line, left out of the pass's wall time, from ``begin=True``

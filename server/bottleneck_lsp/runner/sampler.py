@@ -78,6 +78,7 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Callable
 from types import CodeType, FrameType
 from typing import Any
 
@@ -319,9 +320,17 @@ class ThreadSampler:
     """Samples the thread that creates it (the script's main thread)."""
 
     def __init__(
-        self, files: FileClassifier, interval: float = 0.001, signal_interval: float = 0.0005
+        self,
+        files: FileClassifier,
+        interval: float = 0.001,
+        signal_interval: float = 0.0005,
+        compiling: Callable[[], bool] | None = None,
     ) -> None:
         self.files = files
+        # Whether torch.compile is compiling now (``compiletime.compiling_flag``): the time
+        # charged meanwhile is also counted per line in ``compiling_ns``
+        self.compiling = compiling
+        self.compiling_ns: dict[tuple[str, int], int] = {}
         self.interval = interval
         self.signal_interval = signal_interval
         self.target = threading.get_ident()
@@ -423,6 +432,9 @@ class ThreadSampler:
         call right after a look saw Python on another line began on that line: the C call
         started somewhere between that look and the next tick, which would have seen it
         running Python (half a timer interval, on average, goes back to the Python line)."""
+        compiling = self.compiling
+        if compiling is not None and compiling():
+            self.compiling_ns[key] = self.compiling_ns.get(key, 0) + wall
         before = self._python_seen
         if not python and before is not None and before[0] != key and wall > 0:
             part = min(wall, self._signal_ns if not self.timer_released else wall) // 2

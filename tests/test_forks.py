@@ -108,6 +108,9 @@ def _cli_running_forever(passes: str, output: int) -> subprocess.Popen[bytes]:
         [sys.executable, "-m", "bottleneck_lsp", "--passes", passes, str(SCRIPTS / "forever.py")],
         stdout=output,
         stderr=output,
+        # SIGINT as in a terminal's foreground job, whatever this test run inherited (a
+        # shell's background job, as CI's may be, starts with it ignored)
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     for _ in range(600):
         if runner_pids("forever.py"):
@@ -313,6 +316,35 @@ def test_ctrl_c_while_the_command_line_imports_is_one_plain_line() -> None:
     assert out.stderr.strip() == "bottleneck-lsp: stopped before any pass ran"
     assert runner_pids("fn_call.py") == [] and set(fork_servers()) - servers == set()
     assert our_folders() - before == set()
+
+
+def test_a_signal_ignored_when_the_command_line_started_stays_ignored() -> None:
+    """Started with SIGINT ignored (a shell's background job: the terminal's Ctrl-C goes to
+    the whole foreground group, background jobs included), the command line keeps ignoring
+    it, as any program does; SIGTERM still stops it with its report."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bottleneck_lsp", "--passes", "sample", str(SCRIPTS / "forever.py")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
+    )
+    try:
+        for _ in range(600):
+            if runner_pids("forever.py"):
+                break
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        time.sleep(1.0)
+        assert proc.poll() is None  # still profiling
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 143, err.decode()[-2000:]
+    assert b"pass status: cancelled" in out
+    assert runner_pids("forever.py") == []
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])

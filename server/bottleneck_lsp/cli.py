@@ -332,6 +332,10 @@ async def _run_stoppable(job: Job, stopped_by: list[int]) -> Document:
         job.stop()
 
     for signum in STOP_SIGNALS:
+        if signal.getsignal(signum) == signal.SIG_IGN:
+            # ignored when we started (a shell's background job, nohup-like wrappers): the
+            # user's Ctrl-C at the terminal is not for us, as for any program
+            continue
         try:
             loop.add_signal_handler(signum, first, signum)
             handled.append(signum)

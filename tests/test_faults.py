@@ -118,8 +118,10 @@ def test_a_script_that_ignores_sigterm_still_times_out_with_its_partial_results(
 
 
 def test_a_runner_that_never_takes_the_stop_is_killed_and_said_so() -> None:
-    """SIGTERM blocked: no handler runs, nothing is measured; the runner is killed (after
-    TAKE_GRACE_S, not the whole KILL_GRACE_S) and the report says the pass timed out."""
+    """SIGTERM blocked by the script's main thread: the pass still ends at the timeout, the
+    report says so, and nothing of it is left running. (Which grace applies is a duration,
+    not asserted on a shared machine: 4.1 s in all here for a 3 s timeout, the sampler's
+    thread taking the signal the main thread blocks.)"""
     result = cli(
         "--passes", "sample", "--timeout", "3", str(SCRIPTS / "deaf_to_sigterm.py"), "block", timeout=120
     )

@@ -214,10 +214,7 @@ class BottleneckServer(LanguageServer):
     def current_lines(self, uri: str) -> list[str] | None:
         """The file's text as the user sees it now: open in the editor, else on disk."""
         lines = self.open_lines(uri)
-        if lines is None:
-            path = uris.to_fs_path(uri)
-            lines = notes.read_lines(path) if path else None
-        return lines
+        return lines if lines is not None else _disk_lines(uri)
 
     def place(
         self, items: list[notes.Annotation], uri: str, lines: list[str] | None
@@ -279,11 +276,11 @@ class BottleneckServer(LanguageServer):
             for uri, group in by_uri.items():
                 current = self.open_lines(uri)
                 if uri not in known:  # a file first seen in this result: as it is now on disk
-                    path = uris.to_fs_path(uri)
-                    known[uri] = notes.read_lines(path) if path else None
-                    if current is None:
-                        current = known[uri]  # not open: that same text (read once)
-                placed = self.place(group, uri, current if current is not None else self.current_lines(uri))
+                    known[uri] = _disk_lines(uri)
+                    current = current if current is not None else known[uri]  # read once
+                elif current is None:
+                    current = _disk_lines(uri)
+                placed = self.place(group, uri, current)
                 added.extend(placed)
                 state.annotations.setdefault(uri, []).extend(placed)
                 touched.add(uri)
@@ -308,6 +305,12 @@ class BottleneckServer(LanguageServer):
 
 
 server = BottleneckServer()
+
+
+def _disk_lines(uri: str) -> list[str] | None:
+    """A file URI's text on disk, or None."""
+    path = uris.to_fs_path(uri)
+    return notes.read_lines(path) if path else None
 
 
 def _fail(ls: BottleneckServer, message: str) -> dict[str, Any]:

@@ -18,6 +18,12 @@ from typing import Any
 _TIMED = "_compile.compile_inner"
 
 
+def tracing_check(torch: Any) -> Callable[[], bool]:
+    """``torch.compiler.is_compiling`` (True while TorchDynamo traces, and in 2.13 for the
+    whole compile session), or a function saying False where torch has none."""
+    return getattr(getattr(torch, "compiler", None), "is_compiling", None) or (lambda: False)
+
+
 def compiling_flag(torch: Any = None) -> Callable[[], bool] | None:
     """A cheap look at whether torch.compile is compiling now, for the sampler: torch's
     own flag, where torch holds it for the whole compile session (2.13: its

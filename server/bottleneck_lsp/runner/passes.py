@@ -172,8 +172,7 @@ def make_line_marker(
     user = ranges.user if ranges is not None else {}
     sites = ranges.sites if ranges is not None else {}
     backward_calls = (torch.Tensor.backward, torch.autograd.backward, torch.autograd.grad)
-    compiler = getattr(torch, "compiler", None)
-    compiling: Callable[[], bool] = getattr(compiler, "is_compiling", None) or (lambda: False)
+    compiling = compiletime.tracing_check(torch)
 
     class LineMarker(TorchFunctionMode):
         calls = 0

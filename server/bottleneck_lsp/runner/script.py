@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import runpy
+import signal
 import sys
 import traceback
 import types
@@ -13,7 +14,7 @@ from typing import Any
 from ..contract import ORIGINAL_PYTHONPATH
 from .paths import FileClassifier
 
-_SIGNAL = __import__("signal").signal  # the real one, whatever a pass or hook puts in its place
+_SIGNAL = signal.signal  # the real one, whatever a pass or hook puts in its place
 
 _RUNNER_DIR = os.path.dirname(os.path.abspath(__file__))
 
@@ -217,8 +218,6 @@ class ThreadCounter:
 def ignore_term() -> None:
     """SIGTERM ignored from here on (the results are being written; the parent's SIGKILL
     after its grace is the backstop), whatever ``install_exit_hooks`` put in front."""
-    import signal
-
     _SIGNAL(signal.SIGTERM, signal.SIG_IGN)
 
 
@@ -243,8 +242,6 @@ def install_exit_hooks(on_hard_exit: Callable[[int], None], on_term: Callable[[]
     bytecodes only, so a worker's SIGTERM landing just before a blocking wait would never
     be acted on, and ``Pool.terminate()`` would wait for it for ever.
     """
-    import signal
-
     kept: dict[str, Any] = {"handler": signal.getsignal(signal.SIGTERM)}
     real_signal, real_getsignal = signal.signal, signal.getsignal
 

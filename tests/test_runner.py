@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 
 import pytest
 
-from helpers import SCRIPTS, marker_line, part_of, run_job
+from bottleneck_lsp import analysis, report, wording
+from bottleneck_lsp.analysis import Thresholds
+from bottleneck_lsp.lsp import annotations
+from helpers import SCRIPTS, marker_line, part_of, run_job, run_typed
 
 
 def introspect(doc: dict) -> dict:
@@ -161,7 +165,8 @@ def test_a_compiled_function_compiles_once_in_every_pass_and_its_compile_time_is
     cpu pass's line marker, traced by TorchDynamo, made it guard on the marker's count and
     recompile at every call until its limit sent the function back to eager: 10 times), and
     each pass says how long it compiled."""
-    doc = run_job("compiled_eager.py", passes=("sample", "cprofile", "cpu"))
+    typed_doc = run_typed("compiled_eager.py", passes=("sample", "cprofile", "cpu"))
+    doc = typed_doc.to_json()
     for part in doc["passes"]:
         assert part["status"] == "ok", part
         said = [n for n in part["notes"] if n.startswith("torch.compile compiled")]
@@ -173,7 +178,23 @@ def test_a_compiled_function_compiles_once_in_every_pass_and_its_compile_time_is
     sample = part_of(doc, "sample")
     assert sample is not None
     said = next(n for n in sample["notes"] if n.startswith("torch.compile compiled"))
-    assert f"sampled while it compiled: compiled_eager.py:{marker_line('compiled_eager.py')} " in said, said
+    hot = marker_line("compiled_eager.py")
+    assert f"sampled while it compiled: compiled_eager.py:{hot} " in said, said
+    # ... and so do that line's report line, lens and hover: most of its wall time compiled
+    line = next(x for x in sample["samples"]["lines"] if x["line"] == hot)
+    assert 0.5 * line["wall_s"] < line["compiling_s"] <= line["wall_s"], line
+    row = next(r for r in analysis.hotspots(typed_doc) if r.line == hot)
+    text = report.render(typed_doc, cwd=str(SCRIPTS))
+    said = next(x for x in text.splitlines() if x.startswith(f"compiled_eager.py:{hot}:"))
+    assert re.search(
+        r"of wall time \(.*\), \d+ ms of the line's \d+ ms while torch.compile compiled", said
+    ), said
+    assert re.search(r" · \d+ ms torch.compile compiling", wording.lens(row)), wording.lens(row)
+    marked = [
+        a for a in annotations.build(typed_doc, Thresholds()) if a.row is not None and a.row.line == hot
+    ]
+    hover = annotations.hover(marked, typed_doc)
+    assert "| compile |" in hover, hover
     cpu = part_of(doc, "cpu")
     assert cpu is not None
     # the compiled body's ops, recorded once per call

@@ -37,16 +37,18 @@ Hotspot = RankedLine  # a ranked row, as the presentation calls it
 # Columns, also the diagnostics' codes (the ranking column's).
 WALL = "wall-time"  # sample pass: main-thread wall time at the line
 PYTHON = "python-time"  # sample pass: of which running Python (not in a C call)
+COMPILING = "compile-time"  # sample pass: of which while torch.compile compiled (one-time)
 THREADS = "thread-time"  # sample pass: other threads' wall time at the line (threads the script runs)
 CPU = "cpu-op-time"  # cpu pass: torch ops' self CPU time
 DEVICE = "device-time"  # cuda pass: kernels, copies
 WAIT = "device-wait"  # cuda pass: the CPU blocked on the device
 MEMORY = "memory"  # cpu/cuda pass with memory: bytes the line's ops allocated, live at the peak
 
-COLUMNS = (WALL, PYTHON, THREADS, CPU, DEVICE, WAIT, MEMORY)
+COLUMNS = (WALL, PYTHON, COMPILING, THREADS, CPU, DEVICE, WAIT, MEMORY)
 KIND_LABEL = {
     WALL: "wall time",
     PYTHON: "Python time",
+    COMPILING: "wall time while torch.compile compiled",
     THREADS: "other threads' wall time",
     CPU: "op CPU time",
     DEVICE: "device time",
@@ -56,6 +58,7 @@ KIND_LABEL = {
 SHORT = {
     WALL: "wall",
     PYTHON: "Python",
+    COMPILING: "compile",
     THREADS: "threads",
     CPU: "op CPU",
     DEVICE: "device",
@@ -66,6 +69,7 @@ SHORT = {
 DENOMINATOR = {
     WALL: "the main thread's sampled wall time (sample pass)",
     PYTHON: "the same sampled wall time: the part spent running Python, not in a C call",
+    COMPILING: "the same sampled wall time: the part while torch.compile compiled (one-time work)",
     THREADS: "the same sampled wall time: other threads' sampled wall time at the line, as a share of it",
     CPU: "all torch ops' self CPU time (cpu pass)",
     DEVICE: "all device time: kernels, memcpy, memset (cuda pass)",
@@ -201,6 +205,11 @@ def _add_sampled(rows: _Rows, part: Pass) -> None:
         row.columns[WALL] = Cell(time_s=entry.wall_s, share=entry.wall_share)
         python = entry.python_s
         row.columns[PYTHON] = Cell(time_s=python, share=round(python / total, 6) if total > 0 else 0.0)
+        compiling = entry.compiling_s
+        if compiling > 0:
+            row.columns[COMPILING] = Cell(
+                time_s=compiling, share=round(compiling / total, 6) if total > 0 else 0.0
+            )
     # Other threads' time, on their lines (the main thread may only wait for them, at a join)
     for other in part.samples.threads:
         row = rows.get(other)

@@ -131,6 +131,7 @@ class SampledLine(Node):
     python_s: float = 0.0
     wall_share: float = 0.0
     cpu_share: float | None = None
+    compiling_s: float = 0.0
 
 
 @dataclass(kw_only=True)

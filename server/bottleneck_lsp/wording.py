@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from .analysis import (
     COLUMNS,
+    COMPILING,
     CPU,
     DEVICE,
     KIND_LABEL,
@@ -155,13 +156,15 @@ def message(row: Hotspot, plain: bool = False) -> str:
     order = [row.kind, *[k for k in COLUMNS if k != row.kind]] if row.kind in row.columns else list(COLUMNS)
     parts = []
     for kind in order:
-        if kind not in row.columns or (kind == PYTHON and row.kind != PYTHON):
-            continue
+        if kind not in row.columns or kind in (PYTHON, COMPILING):
+            continue  # parts of the wall time, said with it
         if kind == MEMORY and not _notable(row):
             continue
         text = _cell_text(row, kind, plain)
         if kind == WALL and PYTHON in row.columns and row.columns[PYTHON].share >= 0.0005:  # shows as 0.1%
             text = text[:-1] + f", {row.columns[PYTHON].share * 100:.1f}% running Python)"
+        if kind == WALL and COMPILING in row.columns:
+            text += f", {compiling_text(row)}"
         parts.append(text)
     if not row.ops and row.calls:
         parts.append("calls " + ", ".join(f"{c.name} {_times(plain)}{c.count}" for c in row.calls[:3]))
@@ -176,6 +179,13 @@ def message(row: Hotspot, plain: bool = False) -> str:
     if row.opaque:
         text += f"; inside {', '.join(row.opaque)}: its own lines are not visible to the profiler"
     return text.encode("ascii", "replace").decode("ascii") if plain else text
+
+
+def compiling_text(row: Hotspot) -> str:
+    """The part of a line's wall time during which torch.compile compiled."""
+    cell, wall = row.columns[COMPILING], row.columns.get(WALL)
+    of = f" of the line's {ms(wall.time_s)}" if wall is not None else ""
+    return f"{ms(cell.time_s)}{of} while torch.compile compiled (one-time work)"
 
 
 def lens(row: Hotspot) -> str:
@@ -196,6 +206,8 @@ def lens(row: Hotspot) -> str:
     elif row.ops:
         head += f" · {row.ops[0].name} ×{row.ops[0].count}"
     rest = []
+    if COMPILING in row.columns:
+        rest.append(f"{ms(row.columns[COMPILING].time_s)} torch.compile compiling")
     for kind in (WALL, THREADS, CPU, DEVICE):
         if kind != row.kind and kind in row.columns:
             rest.append(f"{SHORT[kind]} {row.columns[kind].share * 100:.0f}%")

@@ -427,21 +427,27 @@ class ThreadSampler:
         entry.cpu_ns += cpu
         entry.python_ns += python
 
+    def _compiled(self, key: tuple[str, int], wall: int) -> None:
+        """Of the time just charged to ``key``, ``wall`` ran while torch.compile compiled."""
+        self.compiling_ns[key] = self.compiling_ns.get(key, 0) + wall
+
     def _charge_main(self, key: tuple[str, int], function: str, wall: int, cpu: int, python: bool) -> None:
         """Charge the main thread's time since the last charge to ``key``. Time found in a C
         call right after a look saw Python on another line began on that line: the C call
         started somewhere between that look and the next tick, which would have seen it
         running Python (half a timer interval, on average, goes back to the Python line)."""
-        compiling = self.compiling
-        if compiling is not None and compiling():
-            self.compiling_ns[key] = self.compiling_ns.get(key, 0) + wall
+        compiling = self.compiling is not None and self.compiling()
         before = self._python_seen
         if not python and before is not None and before[0] != key and wall > 0:
             part = min(wall, self._signal_ns if not self.timer_released else wall) // 2
             part_cpu = cpu * part // wall
             self._charge(self.lines, before[0], before[1], part, part_cpu, part, look=0)
+            if compiling:
+                self._compiled(before[0], part)
             wall, cpu = wall - part, cpu - part_cpu
         self._charge(self.lines, key, function, wall, cpu, wall if python else 0)
+        if compiling:
+            self._compiled(key, wall)
         self._python_seen = (key, function) if python else None
 
     def _cpu_fraction(self) -> float:
@@ -711,6 +717,12 @@ class ThreadSampler:
             return round(part / total, 6) if total > 0 else 0.0
 
         ranked = sorted(self.lines.items(), key=lambda kv: kv[1].wall_ns, reverse=True)
+        compiling = self.compiling_ns
+
+        def compiled(key: tuple[str, int]) -> dict[str, float]:
+            ns = compiling.get(key, 0)
+            return {"compiling_s": round(ns / 1e9, 6)} if ns > 0 else {}
+
         others = sorted(self.other.items(), key=lambda kv: kv[1].wall_ns, reverse=True)
         return {
             "interval_s": self.interval,
@@ -735,6 +747,7 @@ class ThreadSampler:
                     "python_s": round(s.python_ns / 1e9, 6),
                     "wall_share": share(s.wall_ns, self.wall_ns),
                     "cpu_share": share(s.cpu_ns, self.cpu_ns),
+                    **compiled((path, line)),
                 }
                 for (path, line), s in ranked
             ],

@@ -202,16 +202,23 @@ def test_fifty_megabytes_of_output_do_not_deadlock_and_a_bounded_tail_is_kept() 
     assert part["lines"][0]["line"] == marker_line("loud.py")
 
 
-def test_workers_complete_are_reported_and_leave_no_orphans() -> None:
-    code, doc, _ = cli_json("--passes", "cpu", str(SCRIPTS / "workers.py"))
+@pytest.mark.parametrize("method", ["fork", "spawn", "forkserver"])
+def test_workers_complete_are_reported_and_leave_no_orphans(method: str) -> None:
+    """Pools and DataLoader workers of every start method: spawn and forkserver workers
+    import the script again (``__main__`` must be the script's file, as without us)."""
+    code, doc, _ = cli_json("--passes", "cpu", str(SCRIPTS / "workers.py"), method)
     assert code == 0
     part = doc["passes"][0]
+    assert part["output_tail"]["stdout"].splitlines()[0] == "328350", part["output_tail"]
     assert part["child_processes"] >= 4  # a pool of 2 and 2 DataLoader workers
     assert any("their time is not covered" in n for n in part["notes"])
     assert top_line(doc)["line"] == marker_line("workers.py")
     assert runner_pids("workers.py") == []
     leftovers = subprocess.run(["pgrep", "-f", "workers.py"], capture_output=True)
     assert leftovers.stdout == b""
+    # nor spawned workers, multiprocessing's fork server or its resource tracker
+    helpers = subprocess.run(["pgrep", "-af", "from multiprocessing"], capture_output=True, text=True)
+    assert helpers.stdout == "", helpers.stdout
 
 
 def test_forked_children_run_as_they_would_without_the_profiler() -> None:

@@ -200,3 +200,16 @@ def test_a_compiled_function_compiles_once_in_every_pass_and_its_compile_time_is
     # the compiled body's ops, recorded once per call
     ops = {o["name"]: o["count"] for r in cpu["lines"] for o in r.get("ops", [])}
     assert ops.get("aten::mm") == 30, ops
+
+
+def test_a_torchscript_functions_ops_are_on_its_call_line_marked_with_its_name_alone() -> None:
+    """A scripted function's ops land on the line that called it, marked as inside it; the
+    function TorchScript itself runs at a first call ("defaults", no op) is not named."""
+    script = SCRIPTS.parent / "fidelity" / "corpus" / "jit_scripted.py"
+    doc = run_typed(str(script), passes=("cpu",))
+    row = analysis.hotspots(doc)[0]
+    assert row.line == marker_line(str(script), "# MEASURE:jit")
+    assert row.opaque == ["TorchScript function scripted"], row.opaque
+    assert wording.message(row).endswith(
+        "; inside TorchScript function scripted: its own lines are not visible to the profiler"
+    )

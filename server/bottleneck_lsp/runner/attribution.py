@@ -448,7 +448,8 @@ class Attributor:
                     target.count += 1
                     top_level.append((node.start_time_ns, node.end_time_ns, node.start_tid, target, name))
                     fields = node.extra_fields
-                    if "::" not in name and fields.scope == torchscript:
+                    if "::" not in name and fields.scope == torchscript and node.children:
+                        # (TorchScript's own "defaults", run at a first call, hides no op)
                         target.opaque.add(f"TorchScript function {name}")
                     seq = fields.sequence_number
                     if seq >= 0:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -19,7 +20,8 @@ import pytest
 import torch
 
 from bottleneck_lsp.jobs import Job, JobEvent, JobSpec
-from helpers import SCRIPTS, marker_line, run_job, typed
+from bottleneck_lsp.runner import lineranges
+from helpers import SCRIPTS, marker_line, run_job, run_typed, typed
 from lsp_helpers import our_folders, our_processes, runner_pids
 
 
@@ -489,3 +491,26 @@ def test_a_segmentation_fault_is_named_on_its_line_with_the_shells_exit_code() -
     error = doc["passes"][0]["error"]
     assert code == 139 and doc["exit_code"] == 139
     assert (error["file"], error["line"], error["function"]) == (str(script), crash, "<module>")
+
+
+@pytest.mark.parametrize("api", ["torch.profiler", "torch.autograd.profiler"])
+def test_a_script_that_starts_torchs_profiler_itself_keeps_it_and_the_pass_says_so(api: str) -> None:
+    """torch runs one profiler at a time, and a second one took the pass's whole recording
+    (0 events, ``ok``): the pass now ends its recording where the script starts its own,
+    keeps what it had, says so, and the script's profiler records as without us (none of
+    the pass's line ranges in its table)."""
+    doc = run_typed("own_profiler.py", api, passes=("cpu",))
+    part = doc.pass_named("cpu")
+    assert part is not None and part.status == "ok"
+    assert part.event_budget is not None and part.event_budget.reason == "script_profiler"
+    own = marker_line("own_profiler.py", "OWN")
+    said = [n for n in part.notes if "the script started torch's profiler itself" in n]
+    assert len(said) == 1 and f"at own_profiler.py:{own}," in said[0], part.notes
+    before = {ln.line: {op.name: op.count for op in ln.ops} for ln in part.lines}
+    assert before.get(marker_line("own_profiler.py", "BEFORE"), {}).get("aten::mm") == 20, before
+    assert own not in before  # not recorded by the pass: the script's profiler had it
+    output = part.output_tail
+    assert output is not None
+    table = output.stdout
+    assert re.search(r"aten::tanh\s.*\s30\s*$", table, re.M), table
+    assert lineranges.PREFIX not in table and "disableProfiler called" not in output.stderr

@@ -43,6 +43,9 @@ run cpu_bound tests/fixtures/cuda_cpu_bound.py
 # error (the script's exit is non-zero: the report must name the planted line first).
 run cuda_activation tests/memory/activation.py cuda
 run cuda_oom tests/memory/cuda_out_of_memory.py
+# The script starts torch's profiler itself: each pass that records with torch's profiler
+# (the sample pass's device recording, the cuda pass) ends its recording there and says so.
+run own_profiler tests/scripts/own_profiler.py torch.profiler cuda
 run train_cuda examples/train.py --device ${TRAIN_DEVICE:-cuda} --steps 10 --width 2048
 # The same without the fork server (a fresh interpreter per pass), for comparison.
 begin=$(date +%s.%N)

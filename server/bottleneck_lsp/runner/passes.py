@@ -16,7 +16,7 @@ from types import CodeType
 from typing import Any
 
 from ..contract import PYTHON_HEAVY_CALLS, PYTHON_HEAVY_RATIO
-from . import callsites, compiletime, device, kinetolog, memory, recording
+from . import callsites, compiletime, device, kinetolog, memory, recording, scriptprofiler
 from .attribution import TOP_LINKS, TOP_OPS, Attributor, LineStats
 from .callsites import position_fields, source_position
 from .device import Activity
@@ -350,6 +350,8 @@ class AutogradPass:
         )
         self._unfollow: Callable[[], None] | None = None
         self._unwarn: Callable[[], None] | None = None  # place_warnings, while the script runs
+        self._unyield: Callable[[], None] | None = None  # scriptprofiler, while we record
+        self.script_profiler_at: tuple[str, int] | None = None  # where the script started one
         # Entries into the user's functions (the "passes disagree" check) are counted as
         # cProfile counts them (entrycount.py): without the tracer always; with it on
         # Python 3.12+ too, where cProfile counts every thread and the tracer's call nodes
@@ -405,9 +407,28 @@ class AutogradPass:
         self.calls_recorded = self.marker.calls if self.marker is not None else 0
         self._end_recording()
 
+    def _yield_to_script(self) -> None:
+        """The script starts torch's profiler itself (``scriptprofiler.py``): end the
+        recording (kept), and let the script's profiler run as without us, without our
+        line ranges in it."""
+        self.script_profiler_at = scriptprofiler.script_line(
+            lambda name: self.files.resolve(name) is not None
+        )
+        self._unyield = None
+        if not self.recording:
+            return
+        if self.marker is not None:
+            self.marker.tripped = True
+        if self.script_calls is not None:
+            self.script_calls.__exit__()
+        self.budget_hit = "script_profiler"
+        self.calls_recorded = self.marker.calls if self.marker is not None else 0
+        self._end_recording()
+
     def start(self) -> None:
         self.profiler.__enter__()
         self.recording = True
+        self._unyield = scriptprofiler.yield_to_script(self._yield_to_script)
         if self.marker is not None:
             self.marker.__enter__()
             self._unwarn = place_warnings(self.marker)
@@ -427,6 +448,9 @@ class AutogradPass:
         if self.counter is not None:
             self.counter.disable()
         self.stopped = time.perf_counter()
+        if self._unyield is not None:
+            self._unyield()
+            self._unyield = None
         if self._unfollow is not None:
             self._unfollow()
             self._unfollow = None
@@ -481,7 +505,10 @@ class AutogradPass:
                 "torch_calls": calls,
                 "recorded_s": round(recorded, 6),
             }
-            if self.budget_hit == "memory":
+            if self.budget_hit == "script_profiler":
+                why = f"{scriptprofiler.started_at(self.script_profiler_at)}: this pass left it the session"
+                advice = "for the whole script, run it with its own profiler off"
+            elif self.budget_hit == "memory":
                 why = (
                     f"the process had grown by {self.grown / 1e9:.1f} GB, a third of the memory "
                     "available when the pass started"
@@ -496,7 +523,8 @@ class AutogradPass:
                         "leave memory out of --passes, or profile fewer steps"
                     )
             out.setdefault("notes", []).append(
-                f"the profiler stopped after {calls} torch calls ({recorded:.1f} s into the script): "
+                f"the profiler stopped after {calls} torch call{'s' if calls != 1 else ''} "
+                f"({recorded:.1f} s into the script): "
                 f"{why}; the rest ran unprofiled and shares cover the recorded part ({advice})"
             )
         heavy = python_heavy_note(
@@ -735,10 +763,14 @@ class SamplePass:
         self.started = 0.0
         self.stopped = 0.0
         self.running = False
+        self.device_until = 0.0  # when the device's recording ended
+        self._unyield: Callable[[], None] | None = None  # scriptprofiler, while it records
+        self.script_profiler_at: tuple[str, int] | None = None  # where the script started one
 
     def start(self) -> None:
         if self.device is not None:
             self.device.__enter__()
+            self._unyield = scriptprofiler.yield_to_script(self._yield_to_script)
         self.running = True
         self.started = time.perf_counter()
         self.sampler.start()
@@ -757,18 +789,35 @@ class SamplePass:
         else:
             self.sampler.resume()
 
+    def _yield_to_script(self) -> None:
+        """The script starts torch's profiler itself (``scriptprofiler.py``): the device's
+        recording ends (kept), and the verdict covers the part recorded."""
+        self._unyield = None
+        self.script_profiler_at = scriptprofiler.script_line(
+            lambda name: self.files.resolve(name) is not None
+        )
+        self._end_device()
+
+    def _end_device(self) -> None:
+        if self.device is None or self.device_until:
+            return
+        self.device_until = time.perf_counter()
+        try:
+            self.torch.cuda.synchronize()
+        except Exception:  # noqa: BLE001 - what was recorded still counts
+            pass
+        self.device.__exit__(None, None, None)
+
     def stop(self) -> None:
         if not self.running:
             return
         self.running = False
         self.sampler.stop()
         self.stopped = time.perf_counter()
-        if self.device is not None:
-            try:
-                self.torch.cuda.synchronize()
-            except Exception:  # noqa: BLE001 - what was recorded still counts
-                pass
-            self.device.__exit__(None, None, None)
+        if self._unyield is not None:
+            self._unyield()
+            self._unyield = None
+        self._end_device()
 
     def finish(self) -> dict[str, Any]:
         begin = time.perf_counter()
@@ -800,7 +849,16 @@ class SamplePass:
             if self.save_raw:
                 out["notes"].append(save_raw(self.save_raw, self, wall_ns, [], events))
             activities, runtime = device.from_kineto(events)
-            out["device"] = device.summarize(activities, wall_ns, runtime)
+            recorded_ns = wall_ns
+            if self.script_profiler_at is not None:
+                recorded_ns = min(wall_ns, int((self.device_until - self.started) * 1e9))
+                out["notes"].append(
+                    f"{scriptprofiler.started_at(self.script_profiler_at)}: the device's activity "
+                    f"was recorded for the first {recorded_ns / 1e9:.2f} s of the script's "
+                    f"{wall_ns / 1e9:.2f} s only, and the CPU/GPU verdict covers that part (for "
+                    "the whole script, run it with its own profiler off)"
+                )
+            out["device"] = device.summarize(activities, recorded_ns, runtime)
             out["device_event_count"] = sum(1 for a in activities if a.on_device)
         out["postprocess_s"] = round(time.perf_counter() - begin, 6)
         return out

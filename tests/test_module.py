@@ -53,7 +53,9 @@ def test_a_module_sees_what_python_dash_m_gives_it(fork: bool) -> None:
     assert real.returncode == 0, real.stderr
     doc = run_module(ENTRY, "a", "b c", passes=("cprofile",), fork=fork)
     assert doc["module"] == ENTRY and doc["script"] == str(ENTRY_FILE)
-    assert str(SCRIPTS) in doc["roots"] and doc["root"] == str(SCRIPTS)  # the whole package: the user's code
+    assert str(SCRIPTS) in doc["roots"]  # the whole package: the user's code
+    # ... and its project's (this repository), whose root the document's paths are relative to
+    assert doc["root"] == str(SCRIPTS.parent.parent) and doc["root"] in doc["roots"]
     part = doc["passes"][0]
     assert part["status"] == "ok" and part["warm"] is fork
     ours = seen(part["output_tail"]["stdout"])

@@ -7,6 +7,7 @@ import os
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -213,3 +214,36 @@ def test_a_torchscript_functions_ops_are_on_its_call_line_marked_with_its_name_a
     assert wording.message(row).endswith(
         "; inside TorchScript function scripted: its own lines are not visible to the profiler"
     )
+
+
+@pytest.mark.parametrize("marker", [".git", "pyproject.toml", None])
+def test_the_scripts_project_is_the_users_code(tmp_path: Path, marker: str | None) -> None:
+    """A ``scripts/train.py`` that imports its project's ``src/mypkg/model.py``: with the
+    project's root marked (a repository, a pyproject.toml), the model's own line is the
+    first hotspot, as in the editor with the project open; without, the script's folder
+    alone is the user's and the cost stays on the script's calling line."""
+    (tmp_path / "scripts").mkdir()
+    (tmp_path / "src" / "mypkg").mkdir(parents=True)
+    (tmp_path / "src" / "mypkg" / "__init__.py").write_text("")
+    model = tmp_path / "src" / "mypkg" / "model.py"
+    model.write_text(
+        "import torch\n\n\ndef heavy(x):\n    y = x @ x  # the model's hot line\n    return y.sum()\n"
+    )
+    train = tmp_path / "scripts" / "train.py"
+    train.write_text(
+        "import os\nimport sys\n\n"
+        "sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', 'src'))\n"
+        "import torch  # noqa: E402\nfrom mypkg.model import heavy  # noqa: E402\n\n"
+        "x = torch.randn(300, 300)\nfor _ in range(60):\n    heavy(x)  # calls the package\n"
+    )
+    if marker == ".git":
+        (tmp_path / ".git").mkdir()
+    elif marker is not None:
+        (tmp_path / marker).write_text("")
+    doc = run_typed(str(train), passes=("cpu",))
+    first = analysis.hotspots(doc)[0]
+    if marker is None:
+        assert (first.file, first.line) == (str(train), 10), first
+    else:
+        assert (first.file, first.line, first.path) == (str(model), 5, "src/mypkg/model.py"), first
+        assert doc.root == str(tmp_path)

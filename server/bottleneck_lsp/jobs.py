@@ -44,6 +44,7 @@ from .forks import ForkServer, ForkServerError, environ, runner_folder
 from .model import Document, Environment, Launch, ModelError, Pass, RankRun, ScriptError, Tool
 from .modulepath import ModuleLookupError, find_module_file, search_path
 from .process import RunnerProcess
+from .projectroot import project_root
 
 MAX_NPROC_PER_NODE = 64
 
@@ -176,6 +177,9 @@ def validate(spec: JobSpec) -> JobSpec:
         # A link to a script elsewhere: python puts the target's folder first on sys.path,
         # and so do the passes (runner/script.py); what it imports from there is the user's
         roots = (*roots, real_folder)
+    project = project_root(script)
+    if project is not None and project not in roots and project != os.path.dirname(script):
+        roots = (*roots, project)  # the script's project: its other folders are the user's too
     try:
         # Opening tells what os.access cannot: root reads anything, a socket nothing.
         with open(script, "rb") as handle:

@@ -1,0 +1,24 @@
+"""The project a script belongs to: the nearest folder above it that a repository or a
+Python project starts in, as pytest, ruff and editors find theirs. Its files are the
+user's own too (a ``scripts/train.py`` that imports ``src/mypkg/model.py``), as the
+workspace folder is in the editor. Never the home folder or the filesystem's root: a home
+kept in git would make everything under it the user's."""
+
+from __future__ import annotations
+
+import os
+
+MARKERS = (".git", ".hg", "pyproject.toml", "setup.py", "setup.cfg")
+
+
+def project_root(script: str) -> str | None:
+    """The nearest folder holding the script (its own included) with one of ``MARKERS``,
+    or None."""
+    home = os.path.realpath(os.path.expanduser("~"))
+    folder = os.path.dirname(os.path.realpath(script))
+    while True:
+        if folder == home or folder == os.path.dirname(folder):
+            return None
+        if any(os.path.exists(os.path.join(folder, marker)) for marker in MARKERS):
+            return folder
+        folder = os.path.dirname(folder)

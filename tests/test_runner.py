@@ -201,6 +201,16 @@ def test_a_compiled_function_compiles_once_in_every_pass_and_its_compile_time_is
     # the compiled body's ops, recorded once per call
     ops = {o["name"]: o["count"] for r in cpu["lines"] for o in r.get("ops", [])}
     assert ops.get("aten::mm") == 30, ops
+    # torch.compile's own work (its compile ranges, its runtime's wrappers) is not op time:
+    # it was 98.6% of the op CPU time, "not attributable to your files", and the compiled
+    # body's line had 1% of it
+    said = [n for n in cpu["notes"] if n.startswith("torch.compile's own work in this pass, ")]
+    assert len(said) == 1 and "is left out of the op CPU time and the op table" in said[0], cpu["notes"]
+    table = [o["name"] for o in cpu["ops"]]
+    assert not [n for n in table if n == "dynamo" or n.endswith("(dynamo_timed)")], table
+    assert cpu["unattributed"]["cpu_share"] < 0.2, cpu["unattributed"]
+    first = cpu["lines"][0]
+    assert first["cpu_share"] > 0.5 and "aten::mm" in {o["name"] for o in first["ops"]}, first
 
 
 def test_a_torchscript_functions_ops_are_on_its_call_line_marked_with_its_name_alone() -> None:

@@ -24,6 +24,22 @@ from .lineranges import Site
 BACKWARD_PREFIX = "autograd::engine::evaluate_function: "
 NO_OP = "(device work outside any op)"
 TOP_OPS = 5
+# torch.compile's own ranges (torch 2.13): the whole compile session ("dynamo"), and each
+# of its timed phases ("_compile.compile_inner (dynamo_timed)", ...). What runs under them is
+# compilation (tracing with fake tensors, code generation), not the script's ops.
+COMPILE_RANGES = frozenset({"dynamo"})
+COMPILE_RANGE_SUFFIX = " (dynamo_timed)"
+# The ranges its compiled code runs in at each call (torch 2.13): their own time is the
+# compiled runtime's Python, like a record_function range's; the ops inside are the line's.
+COMPILED_RUNTIME = frozenset(
+    {
+        "CompiledFunction",
+        "AOTDispatcher Runtime Wrapper Prologue",
+        "Pregraph bytecode",
+        "TorchDynamo Cache Lookup",
+    }
+)
+COMPILED_RUNTIME_PREFIXES = ("Torch-Compiled Region", "## Call CompiledFxGraph")
 TOP_LINKS = 5
 
 
@@ -164,6 +180,11 @@ class Attributor:
         self.lines: dict[tuple[str, int, bool], LineStats] = {}
         self.ops: dict[str, OpStats] = {}
         self.unattributed = LineStats("", 0, "", False)
+        # torch.compile's work (``COMPILE_RANGES``): left out of the op time and the op table
+        self.compiling = LineStats("", 0, "", False)
+        self.compile_ns = 0
+        self.compile_events = 0
+        self._is_compile: dict[str, bool] = {}  # op name -> one of torch.compile's ranges
         self.event_count = 0
         self.python_events = 0  # the Python tracer's call nodes (calls and generator resumes)
         self.garbled_frames = 0
@@ -366,6 +387,7 @@ class Attributor:
         events = 0
         python = 0
         total = 0
+        compiling, is_compile = self.compiling, self._is_compile
         # (node, context, enclosing op's line, enclosing op's name)
         stack: list[tuple[Any, LineStats | None, LineStats | None, str]] = [(root, root_ctx, None, "")]
         pop = stack.pop
@@ -375,6 +397,23 @@ class Attributor:
             tag = node.tag.value
             if tag == torch_op:
                 name = node.name
+                if ctx is compiling:
+                    self.compile_events += 1
+                    for child in node.children:
+                        push((child, compiling, None, ""))
+                    continue
+                if "::" not in name:
+                    known = is_compile.get(name)
+                    if known is None:
+                        known = is_compile[name] = name in COMPILE_RANGES or name.endswith(
+                            COMPILE_RANGE_SUFFIX
+                        )
+                    if known:
+                        self.compile_ns += node.duration_time_ns
+                        self.compile_events += 1
+                        for child in node.children:
+                            push((child, compiling, None, ""))
+                        continue
                 if ranges is not None:
                     found = range_lines.get(name)
                     if found is None and name in ranges:
@@ -398,14 +437,14 @@ class Attributor:
                     if is_range is None:
                         # A backend's collective work (``gloo:all_reduce``) is a user-scope
                         # range too, but an op: the rank's time in the collective.
-                        is_range = is_ranges[name] = node.extra_fields.scope == user_scope and not (
-                            name.startswith(COLLECTIVE_PREFIXES)
-                        )
+                        is_range = is_ranges[name] = (
+                            node.extra_fields.scope == user_scope and not name.startswith(COLLECTIVE_PREFIXES)
+                        ) or (name in COMPILED_RUNTIME or name.startswith(COMPILED_RUNTIME_PREFIXES))
                     if is_range:
                         # A record_function range (a DataLoader's, an optimizer's, the
-                        # user's): a context, not an op. Its time outside its ops is Python,
-                        # which this pass's instruments slow down and the sample pass
-                        # measures: counted, never charged as op time.
+                        # user's, torch.compile's runtime): a context, not an op. Its time
+                        # outside its ops is Python, which this pass's instruments slow down
+                        # and the sample pass measures: counted, never charged as op time.
                         self._count_range(node, name, target)
                         for child in node.children:
                             push((child, ctx, parent_line, parent_name))

@@ -527,6 +527,12 @@ class AutogradPass:
                 f"({recorded:.1f} s into the script): "
                 f"{why}; the rest ran unprofiled and shares cover the recorded part ({advice})"
             )
+        if attributor.compile_events:
+            out.setdefault("notes", []).append(
+                f"torch.compile's own work in this pass, {attributor.compile_ns / 1e9:.2f} s under its "
+                f"compile ranges ({attributor.compile_events:,} events: tracing, code generation), "
+                "is left out of the op CPU time and the op table: it is compilation, not your ops"
+            )
         heavy = python_heavy_note(
             attributor.python_events, self.stop_s + time.perf_counter() - begin, self.stopped - self.started
         )

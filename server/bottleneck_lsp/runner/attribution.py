@@ -403,12 +403,12 @@ class Attributor:
                         push((child, compiling, None, ""))
                     continue
                 if "::" not in name:
-                    known = is_compile.get(name)
-                    if known is None:
-                        known = is_compile[name] = name in COMPILE_RANGES or name.endswith(
+                    compile_range = is_compile.get(name)
+                    if compile_range is None:
+                        compile_range = is_compile[name] = name in COMPILE_RANGES or name.endswith(
                             COMPILE_RANGE_SUFFIX
                         )
-                    if known:
+                    if compile_range:
                         self.compile_ns += node.duration_time_ns
                         self.compile_events += 1
                         for child in node.children:

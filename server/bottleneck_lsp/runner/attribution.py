@@ -402,18 +402,6 @@ class Attributor:
                     for child in node.children:
                         push((child, compiling, None, ""))
                     continue
-                if "::" not in name:
-                    compile_range = is_compile.get(name)
-                    if compile_range is None:
-                        compile_range = is_compile[name] = name in COMPILE_RANGES or name.endswith(
-                            COMPILE_RANGE_SUFFIX
-                        )
-                    if compile_range:
-                        self.compile_ns += node.duration_time_ns
-                        self.compile_events += 1
-                        for child in node.children:
-                            push((child, compiling, None, ""))
-                        continue
                 if ranges is not None:
                     found = range_lines.get(name)
                     if found is None and name in ranges:
@@ -433,6 +421,17 @@ class Attributor:
                 dur = node.duration_time_ns
                 target = ctx if ctx is not None else unattributed
                 if "::" not in name:
+                    compile_range = is_compile.get(name)
+                    if compile_range is None:
+                        compile_range = is_compile[name] = name in COMPILE_RANGES or name.endswith(
+                            COMPILE_RANGE_SUFFIX
+                        )
+                    if compile_range:  # torch.compile at work: not the script's ops
+                        self.compile_ns += dur
+                        self.compile_events += 1
+                        for child in node.children:
+                            push((child, compiling, None, ""))
+                        continue
                     is_range = is_ranges.get(name)
                     if is_range is None:
                         # A backend's collective work (``gloo:all_reduce``) is a user-scope

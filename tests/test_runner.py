@@ -257,3 +257,27 @@ def test_the_scripts_project_is_the_users_code(tmp_path: Path, marker: str | Non
     else:
         assert (first.file, first.line, first.path) == (str(model), 5, "src/mypkg/model.py"), first
         assert doc.root == str(tmp_path)
+
+
+def test_a_compiled_backward_is_not_charged_its_lazy_compilation() -> None:
+    """torch compiles a compiled module's backward at its first ``.backward()``, inside
+    that call's op (``entire_backward_compile``): left out of the op time as the forward's
+    compilation is, taken off the op it ran in, and the backward's own ops stay on the line."""
+    doc = run_typed("compiled_backward.py", passes=("cpu",))
+    cpu = doc.pass_named("cpu")
+    assert cpu is not None and cpu.status == "ok"
+    assert any(n.startswith("torch.compile's own work in this pass, ") for n in cpu.notes), cpu.notes
+    line = next(ln for ln in cpu.lines if ln.line == marker_line("compiled_backward.py"))
+    names = {o.name for o in line.ops}
+    assert "autograd::engine::evaluate_function: CompiledFunctionBackward" in names, names
+    everywhere = [o for ln in cpu.lines for o in ln.ops] + list(
+        cpu.unattributed.ops if cpu.unattributed else []
+    )
+    compiling = [
+        o.name for o in everywhere if o.name == "entire_backward_compile" or "(dynamo_timed)" in o.name
+    ]
+    assert not compiling, compiling
+    # the compiled runtime's own ranges are counted as ranges are: no self time of their own
+    runtime = [o for o in everywhere if o.name.startswith("CompiledFunction")]
+    assert runtime and all(o.self_cpu_us == 0 for o in runtime), runtime
+    assert all(o.self_cpu_us >= 0 for o in everywhere), everywhere

@@ -24,16 +24,19 @@ from .lineranges import Site
 BACKWARD_PREFIX = "autograd::engine::evaluate_function: "
 NO_OP = "(device work outside any op)"
 TOP_OPS = 5
-# torch.compile's own ranges (torch 2.13): the whole compile session ("dynamo"), and each
-# of its timed phases ("_compile.compile_inner (dynamo_timed)", ...). What runs under them is
-# compilation (tracing with fake tensors, code generation), not the script's ops.
-COMPILE_RANGES = frozenset({"dynamo"})
+# torch.compile's own ranges (torch 2.13): the whole compile session ("dynamo"), a compiled
+# module's backward, compiled at its first call inside that call's op
+# ("entire_backward_compile"), and each timed phase ("_compile.compile_inner (dynamo_timed)").
+# What runs under them is compilation (tracing with fake tensors, code generation), not the
+# script's ops.
+COMPILE_RANGES = frozenset({"dynamo", "entire_backward_compile"})
 COMPILE_RANGE_SUFFIX = " (dynamo_timed)"
 # The ranges its compiled code runs in at each call (torch 2.13): their own time is the
 # compiled runtime's Python, like a record_function range's; the ops inside are the line's.
 COMPILED_RUNTIME = frozenset(
     {
         "CompiledFunction",
+        "CompiledFunctionBackward",
         "AOTDispatcher Runtime Wrapper Prologue",
         "Pregraph bytecode",
         "TorchDynamo Cache Lookup",
@@ -395,13 +398,15 @@ class Attributor:
         while stack:
             node, ctx, parent_line, parent_name = pop()
             tag = node.tag.value
+            if ctx is compiling and tag != allocation:
+                # Under torch.compile's ranges: none of it is the script's (the Python
+                # tracer's call nodes included); allocations still count for the memory.
+                self.compile_events += tag == torch_op
+                for child in node.children:
+                    push((child, compiling, None, ""))
+                continue
             if tag == torch_op:
                 name = node.name
-                if ctx is compiling:
-                    self.compile_events += 1
-                    for child in node.children:
-                        push((child, compiling, None, ""))
-                    continue
                 if ranges is not None:
                     found = range_lines.get(name)
                     if found is None and name in ranges:
@@ -429,6 +434,11 @@ class Attributor:
                     if compile_range:  # torch.compile at work: not the script's ops
                         self.compile_ns += dur
                         self.compile_events += 1
+                        if parent_line is not None:  # under an op (a lazily compiled backward)
+                            parent_line.self_ns -= dur
+                            parent_line.ops[parent_name][0] -= dur
+                            lines_ops[parent_name].self_ns -= dur
+                            total -= dur
                         for child in node.children:
                             push((child, compiling, None, ""))
                         continue
@@ -486,7 +496,11 @@ class Attributor:
                     target.count += 1
                     top_level.append((node.start_time_ns, node.end_time_ns, node.start_tid, target, name))
                     fields = node.extra_fields
-                    if "::" not in name and fields.scope == torchscript and node.children:
+                    if (
+                        "::" not in name
+                        and fields.scope == torchscript
+                        and any(child.tag.value == torch_op for child in node.children)
+                    ):
                         # (TorchScript's own "defaults", run at a first call, hides no op)
                         target.opaque.add(f"TorchScript function {name}")
                     seq = fields.sequence_number

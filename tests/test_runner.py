@@ -14,6 +14,7 @@ import pytest
 from bottleneck_lsp import analysis, report, wording
 from bottleneck_lsp.analysis import Thresholds
 from bottleneck_lsp.lsp import annotations
+from bottleneck_lsp.projectroot import project_root
 from helpers import SCRIPTS, marker_line, part_of, run_job, run_typed
 
 
@@ -250,6 +251,8 @@ def test_the_scripts_project_is_the_users_code(tmp_path: Path, marker: str | Non
         (tmp_path / ".git").mkdir()
     elif marker is not None:
         (tmp_path / marker).write_text("")
+    elif project_root(str(train)) is not None:
+        pytest.skip("the temporary folder lies inside a project (TMPDIR or --basetemp)")
     doc = run_typed(str(train), passes=("cpu",))
     first = analysis.hotspots(doc)[0]
     if marker is None:
@@ -281,3 +284,22 @@ def test_a_compiled_backward_is_not_charged_its_lazy_compilation() -> None:
     runtime = [o for o in everywhere if o.name.startswith("CompiledFunction")]
     assert runtime and all(o.self_cpu_us == 0 for o in runtime), runtime
     assert all(o.self_cpu_us >= 0 for o in everywhere), everywhere
+
+
+def test_the_project_is_named_as_the_scripts_path_names_it(tmp_path: Path) -> None:
+    """Through a link (``/tmp`` on macOS is one): the project root in the script's own form,
+    so that it contains the script as given and the paths are relative to it."""
+    real = tmp_path / "real"
+    (real / "proj" / "scripts").mkdir(parents=True)
+    (real / "proj" / "pyproject.toml").write_text("")
+    (real / "proj" / "scripts" / "train.py").write_text("")
+    alias = tmp_path / "alias"
+    alias.symlink_to(real)
+    assert project_root(str(alias / "proj" / "scripts" / "train.py")) == str(alias / "proj")
+    assert project_root(str(real / "proj" / "scripts" / "train.py")) == str(real / "proj")
+    # a link to a script in another project: that project, through the link's target
+    elsewhere = tmp_path / "loose"
+    elsewhere.mkdir()
+    (elsewhere / "train.py").symlink_to(real / "proj" / "scripts" / "train.py")
+    if project_root(str(elsewhere / "train.py")) != str(real / "proj"):
+        assert project_root(str(tmp_path / "x.py")) is not None  # only when tmp lies in a project

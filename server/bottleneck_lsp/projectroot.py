@@ -13,11 +13,20 @@ MARKERS = (".git", ".hg", "pyproject.toml", "setup.py", "setup.cfg")
 
 def project_root(script: str) -> str | None:
     """The nearest folder holding the script (its own included) with one of ``MARKERS``,
-    or None."""
+    or None. Named as the script's path names it (``/tmp/...`` where ``/tmp`` is a link,
+    as on macOS: the other roots and the script are compared as given), else through the
+    links the script's path takes."""
+    for folder in (os.path.dirname(os.path.abspath(script)), os.path.dirname(os.path.realpath(script))):
+        found = _marked_above(folder)
+        if found is not None:
+            return found
+    return None
+
+
+def _marked_above(folder: str) -> str | None:
     home = os.path.realpath(os.path.expanduser("~"))
-    folder = os.path.dirname(os.path.realpath(script))
     while True:
-        if folder == home or folder == os.path.dirname(folder):
+        if os.path.realpath(folder) == home or folder == os.path.dirname(folder):
             return None
         if any(os.path.exists(os.path.join(folder, marker)) for marker in MARKERS):
             return folder

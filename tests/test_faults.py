@@ -493,24 +493,43 @@ def test_a_segmentation_fault_is_named_on_its_line_with_the_shells_exit_code() -
     assert (error["file"], error["line"], error["function"]) == (str(script), crash, "<module>")
 
 
-@pytest.mark.parametrize("api", ["torch.profiler", "torch.autograd.profiler"])
-def test_a_script_that_starts_torchs_profiler_itself_keeps_it_and_the_pass_says_so(api: str) -> None:
+@pytest.mark.parametrize(
+    ("api", "passes"),
+    [
+        ("torch.profiler", ("cpu",)),
+        ("torch.autograd.profiler", ("cpu",)),
+        # in a thread, with a profiler that records the pass's own thread (memory): left
+        # running, the process died of SIGSEGV when the script's thread started its own
+        ("thread", ("cpu", "memory")),
+    ],
+)
+def test_a_script_that_starts_torchs_profiler_itself_keeps_it_and_the_pass_says_so(
+    api: str, passes: tuple[str, ...]
+) -> None:
     """torch runs one profiler at a time, and a second one took the pass's whole recording
     (0 events, ``ok``): the pass now ends its recording where the script starts its own,
     keeps what it had, says so, and the script's profiler records as without us (none of
     the pass's line ranges in its table)."""
-    doc = run_typed("own_profiler.py", api, passes=("cpu",))
+    doc = run_typed("own_profiler.py", api, passes=passes)
     part = doc.pass_named("cpu")
     assert part is not None and part.status == "ok"
     assert part.event_budget is not None and part.event_budget.reason == "script_profiler"
     own = marker_line("own_profiler.py", "OWN")
     said = [n for n in part.notes if "the script started torch's profiler itself" in n]
-    assert len(said) == 1 and f"at own_profiler.py:{own}," in said[0], part.notes
+    where = (
+        f"at own_profiler.py:{own} in another thread," if api == "thread" else f"at own_profiler.py:{own},"
+    )
+    assert len(said) == 1 and where in said[0], part.notes
     before = {ln.line: {op.name: op.count for op in ln.ops} for ln in part.lines}
-    assert before.get(marker_line("own_profiler.py", "BEFORE"), {}).get("aten::mm") == 20, before
+    if api == "thread" and not before:  # (a profiler of one thread, stopped from another)
+        assert "it lost what it had recorded of its own" in said[0], said
+    else:
+        assert before.get(marker_line("own_profiler.py", "BEFORE"), {}).get("aten::mm") == 20, before
     assert own not in before  # not recorded by the pass: the script's profiler had it
     output = part.output_tail
     assert output is not None
     table = output.stdout
     assert re.search(r"aten::tanh\s.*\s30\s*$", table, re.M), table
-    assert lineranges.PREFIX not in table and "disableProfiler called" not in output.stderr
+    assert lineranges.PREFIX not in table
+    if api != "thread":  # (ended from the script's thread, torch warns that it found no session)
+        assert "disableProfiler called" not in output.stderr

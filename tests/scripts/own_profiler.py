@@ -1,8 +1,10 @@
 """A script that profiles a part of itself with torch's profiler (the API named by the first
-argument: torch.profiler, the default, or torch.autograd.profiler) and prints its table;
-on the device named by the second (cpu, the default, or cuda)."""
+argument: torch.profiler, the default, torch.autograd.profiler, or thread: torch.profiler in
+a thread of the script's) and prints its table; on the device named by the second (cpu, the
+default, or cuda)."""
 
 import sys
+import threading
 
 import torch
 
@@ -18,9 +20,20 @@ if api == "torch.profiler":
     session = torch.profiler.profile(activities=activities)
 else:
     session = torch.autograd.profiler.profile(use_device="cuda" if device == "cuda" else None)
-with session as prof:  # the script's own: OWN
-    for _ in range(30):
-        c = torch.tanh(a)
-    if device == "cuda":
-        torch.cuda.synchronize()
-print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=50))
+
+
+def profiled():
+    with session as prof:  # the script's own: OWN
+        for _ in range(30):
+            c = torch.tanh(a)
+        if device == "cuda":
+            torch.cuda.synchronize()
+    print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=50))
+
+
+if api == "thread":
+    thread = threading.Thread(target=profiled)
+    thread.start()
+    thread.join()
+else:
+    profiled()

@@ -351,7 +351,7 @@ class AutogradPass:
         self._unfollow: Callable[[], None] | None = None
         self._unwarn: Callable[[], None] | None = None  # place_warnings, while the script runs
         self._unyield: Callable[[], None] | None = None  # scriptprofiler, while we record
-        self.script_profiler_at: tuple[str, int] | None = None  # where the script started one
+        self.script_profiler: scriptprofiler.Starter | None = None  # who started one, where
         # Entries into the user's functions (the "passes disagree" check) are counted as
         # cProfile counts them (entrycount.py): without the tracer always; with it on
         # Python 3.12+ too, where cProfile counts every thread and the tracer's call nodes
@@ -407,20 +407,20 @@ class AutogradPass:
         self.calls_recorded = self.marker.calls if self.marker is not None else 0
         self._end_recording()
 
-    def _yield_to_script(self) -> None:
+    def _yield_to_script(self, here: bool) -> None:
         """The script starts torch's profiler itself (``scriptprofiler.py``): end the
         recording (kept), and let the script's profiler run as without us, without our
-        line ranges in it."""
-        self.script_profiler_at = scriptprofiler.script_line(
-            lambda name: self.files.resolve(name) is not None
+        line ranges in it. ``here`` False: started from another thread (said in the note)."""
+        self.script_profiler = scriptprofiler.starter(
+            lambda name: self.files.resolve(name) is not None, thread=not here
         )
         self._unyield = None
+        if self.script_calls is not None:  # (also after the event budget ended the recording)
+            self.script_calls.__exit__()
         if not self.recording:
             return
         if self.marker is not None:
             self.marker.tripped = True
-        if self.script_calls is not None:
-            self.script_calls.__exit__()
         self.budget_hit = "script_profiler"
         self.calls_recorded = self.marker.calls if self.marker is not None else 0
         self._end_recording()
@@ -505,8 +505,10 @@ class AutogradPass:
                 "torch_calls": calls,
                 "recorded_s": round(recorded, 6),
             }
-            if self.budget_hit == "script_profiler":
-                why = f"{scriptprofiler.started_at(self.script_profiler_at)}: this pass left it the session"
+            if self.budget_hit == "script_profiler" and self.script_profiler is not None:
+                why = f"{self.script_profiler.words()}: this pass left it the session"
+                if self.script_profiler.thread and attributor.event_count == 0:
+                    why += " (stopped from that thread, it lost what it had recorded of its own)"
                 advice = "for the whole script, run it with its own profiler off"
             elif self.budget_hit == "memory":
                 why = (
@@ -522,9 +524,9 @@ class AutogradPass:
                         "with memory recorded a torch call counts twice: raise --event-budget, "
                         "leave memory out of --passes, or profile fewer steps"
                     )
+            after = f" after {calls} torch call{'s' if calls != 1 else ''}" if self.marker is not None else ""
             out.setdefault("notes", []).append(
-                f"the profiler stopped after {calls} torch call{'s' if calls != 1 else ''} "
-                f"({recorded:.1f} s into the script): "
+                f"the profiler stopped{after} ({recorded:.1f} s into the script): "
                 f"{why}; the rest ran unprofiled and shares cover the recorded part ({advice})"
             )
         if attributor.compile_events:
@@ -771,7 +773,7 @@ class SamplePass:
         self.running = False
         self.device_until = 0.0  # when the device's recording ended
         self._unyield: Callable[[], None] | None = None  # scriptprofiler, while it records
-        self.script_profiler_at: tuple[str, int] | None = None  # where the script started one
+        self.script_profiler: scriptprofiler.Starter | None = None  # who started one, where
 
     def start(self) -> None:
         if self.device is not None:
@@ -795,12 +797,13 @@ class SamplePass:
         else:
             self.sampler.resume()
 
-    def _yield_to_script(self) -> None:
+    def _yield_to_script(self, here: bool) -> None:
         """The script starts torch's profiler itself (``scriptprofiler.py``): the device's
-        recording ends (kept), and the verdict covers the part recorded."""
+        recording ends (kept), and the verdict covers the part recorded. ``here`` False:
+        started from another thread (said in the note)."""
         self._unyield = None
-        self.script_profiler_at = scriptprofiler.script_line(
-            lambda name: self.files.resolve(name) is not None
+        self.script_profiler = scriptprofiler.starter(
+            lambda name: self.files.resolve(name) is not None, thread=not here
         )
         self._end_device()
 
@@ -856,10 +859,11 @@ class SamplePass:
                 out["notes"].append(save_raw(self.save_raw, self, wall_ns, [], events))
             activities, runtime = device.from_kineto(events)
             recorded_ns = wall_ns
-            if self.script_profiler_at is not None:
+            said = self.script_profiler
+            if said is not None:
                 recorded_ns = min(wall_ns, int((self.device_until - self.started) * 1e9))
                 out["notes"].append(
-                    f"{scriptprofiler.started_at(self.script_profiler_at)}: the device's activity "
+                    f"{said.words()}: the device's activity "
                     f"was recorded for the first {recorded_ns / 1e9:.2f} s of the script's "
                     f"{wall_ns / 1e9:.2f} s only, and the CPU/GPU verdict covers that part (for "
                     "the whole script, run it with its own profiler off)"

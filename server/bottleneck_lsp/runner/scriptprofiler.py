@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 # (module, function): where torch's profilers look these up when they start
@@ -27,27 +29,57 @@ STARTS = (
 )
 
 
-def script_line(is_user: Callable[[str], bool]) -> tuple[str, int]:
-    """The innermost line of the user's files on the calling stack: where the script
-    started its profiler (("", 0) when none is)."""
+# The modules a profiler's start goes through: the caller after them started it.
+_PROFILER_MODULES = ("torch.autograd.profiler", "torch.profiler", "bottleneck_lsp.")
+
+
+@dataclass(frozen=True)
+class Starter:
+    """Who started a profiler: the innermost line of the user's files on the stack, and
+    the library module that made the call when the script did not itself ("" when it did)."""
+
+    file: str = ""
+    line: int = 0
+    library: str = ""
+    thread: bool = False  # started from a thread other than the pass's
+
+    def words(self) -> str:
+        """The note's opening: "the script started torch's profiler itself at a.py:5, and
+        torch runs one profiler at a time"."""
+        at = f" at {os.path.basename(self.file)}:{self.line}" if self.line else ""
+        who = (
+            f"torch's profiler was started by {self.library} (called{at or ' from outside your files'})"
+            if self.library
+            else f"the script started torch's profiler itself{at}"
+        )
+        where = " in another thread" if self.thread else ""
+        return f"{who}{where}, and torch runs one profiler at a time"
+
+
+def starter(is_user: Callable[[str], bool], thread: bool = False) -> Starter:
+    """Who is starting a profiler now (called from the wrapped start, ``yield_to_script``)."""
     frame: Any = sys._getframe(1)
+    while frame is not None and str(frame.f_globals.get("__name__", "")).startswith(_PROFILER_MODULES):
+        frame = frame.f_back
+    library = ""
+    if frame is not None and not is_user(frame.f_code.co_filename):
+        library = str(frame.f_globals.get("__name__", "")) or os.path.basename(frame.f_code.co_filename)
     while frame is not None and not is_user(frame.f_code.co_filename):
         frame = frame.f_back
-    return (frame.f_code.co_filename, frame.f_lineno) if frame is not None else ("", 0)
+    if frame is None:
+        return Starter(library=library or "?", thread=thread)
+    return Starter(frame.f_code.co_filename, frame.f_lineno, library, thread)
 
 
-def started_at(where: tuple[str, int] | None) -> str:
-    """The note's words for it: "the script started torch's profiler itself at a.py:5, and
-    torch runs one profiler at a time"."""
-    file, line = where or ("", 0)
-    at = f" at {os.path.basename(file)}:{line}" if line else ""
-    return f"the script started torch's profiler itself{at}, and torch runs one profiler at a time"
-
-
-def yield_to_script(on_start: Callable[[], None]) -> Callable[[], None]:
-    """Call ``on_start`` (once, in this process) before the script starts a profiler of
-    torch's; returns what undoes the wrapping (also done at that first call)."""
+def yield_to_script(on_start: Callable[[bool], None]) -> Callable[[], None]:
+    """Call ``on_start(True)`` (once, in this process) before the script starts a profiler
+    of torch's; returns what undoes the wrapping (also done at that first call). From a
+    thread other than this one, ``on_start(False)``: the pass still ends its recording
+    there (measured, torch 2.13: a pass recording its own thread left running while a
+    script's thread started a profiler, the process died of SIGSEGV; ended from that
+    thread, torch warns that it found no session, and the script runs on), and says so."""
     owner = os.getpid()
+    thread = threading.get_ident()
     patched: list[tuple[Any, str, Any, Any]] = []
 
     def undo() -> None:
@@ -60,7 +92,7 @@ def yield_to_script(on_start: Callable[[], None]) -> Callable[[], None]:
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             if os.getpid() == owner:  # (a forked worker's profiler is not this pass's business)
                 undo()
-                on_start()
+                on_start(threading.get_ident() == thread)
             return original(*args, **kwargs)
 
         return wrapper

@@ -13,6 +13,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -25,14 +26,20 @@ from helpers import SCRIPTS, marker_line, run_job, run_typed, typed
 from lsp_helpers import our_folders, our_processes, runner_pids
 
 
-def cli(*args: str, cwd: str | None = None, timeout: float = 300) -> subprocess.CompletedProcess[bytes]:
+def cli(
+    *args: str, cwd: str | None = None, timeout: float = 300, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(
-        [sys.executable, "-m", "bottleneck_lsp", *args], capture_output=True, timeout=timeout, cwd=cwd
+        [sys.executable, "-m", "bottleneck_lsp", *args],
+        capture_output=True,
+        timeout=timeout,
+        cwd=cwd,
+        env=env,
     )
 
 
-def cli_json(*args: str) -> tuple[int, dict[str, Any], bytes]:
-    result = cli("--format", "json", *args)
+def cli_json(*args: str, env: dict[str, str] | None = None) -> tuple[int, dict[str, Any], bytes]:
+    result = cli("--format", "json", *args, env=env)
     return result.returncode, typed(json.loads(result.stdout)), result.stderr
 
 
@@ -208,7 +215,10 @@ def test_fifty_megabytes_of_output_do_not_deadlock_and_a_bounded_tail_is_kept() 
 def test_workers_complete_are_reported_and_leave_no_orphans(method: str) -> None:
     """Pools and DataLoader workers of every start method: spawn and forkserver workers
     import the script again (``__main__`` must be the script's file, as without us)."""
-    code, doc, _ = cli_json("--passes", "cpu", str(SCRIPTS / "workers.py"), method)
+    mark = f"workers-{uuid.uuid4().hex}"  # in the environment of whatever the job starts
+    code, doc, _ = cli_json(
+        "--passes", "cpu", str(SCRIPTS / "workers.py"), method, env={**os.environ, "WORKERS_TEST_MARK": mark}
+    )
     assert code == 0
     part = doc["passes"][0]
     assert part["output_tail"]["stdout"].splitlines()[0] == "328350", part["output_tail"]
@@ -218,9 +228,22 @@ def test_workers_complete_are_reported_and_leave_no_orphans(method: str) -> None
     assert runner_pids("workers.py") == []
     leftovers = subprocess.run(["pgrep", "-f", "workers.py"], capture_output=True)
     assert leftovers.stdout == b""
-    # nor spawned workers, multiprocessing's fork server or its resource tracker
-    helpers = subprocess.run(["pgrep", "-af", "from multiprocessing"], capture_output=True, text=True)
-    assert helpers.stdout == "", helpers.stdout
+    # nor spawned workers, multiprocessing's fork server or its resource tracker: no process
+    # left with the job's environment
+    assert _with_environment(mark) == [], our_processes()
+
+
+def _with_environment(mark: str) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/environ", "rb") as handle:
+                    if mark.encode() in handle.read():
+                        found.append(int(entry))
+            except OSError:
+                continue
+    return found
 
 
 def test_forked_children_run_as_they_would_without_the_profiler() -> None:

@@ -188,6 +188,11 @@ def test_a_compiled_function_compiles_once_in_every_pass_and_its_compile_time_is
     row = next(r for r in analysis.hotspots(typed_doc) if r.line == hot)
     text = report.render(typed_doc, cwd=str(SCRIPTS))
     said = next(x for x in text.splitlines() if x.startswith(f"compiled_eager.py:{hot}:"))
+    # the table's compile column, its cells under its header (7 letters, wider than a cell)
+    header = next(x for x in text.splitlines() if x.lstrip().startswith("wall  Python  compile"))
+    shown = next(x for x in text.splitlines() if f"compiled_eager.py:{hot}  " in x)
+    ends = [m.end() for m in re.finditer(r"\S+", header)][:3]
+    assert [m.end() for m in re.finditer(r"\S+", shown)][:3] == ends, (header, shown)
     assert re.search(
         r"of wall time \(.*\), \d+ ms of the line's \d+ ms while torch.compile compiled", said
     ), said

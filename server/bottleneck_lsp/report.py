@@ -259,10 +259,14 @@ def hotspot_table(hotspots: list[Hotspot], cwd: str) -> list[str]:
     ranked = [h.columns.get(ranked_by) for h in hotspots]
     spread = any(c is not None and c.spread is not None for c in ranked)
     slowest = f"  {'slowest rank':>12}" if spread else ""
-    out.append("  ".join(f"{analysis.SHORT[k]:>6}" for k in present) + f"  {'time':>11}{slowest}  line")
+    widths = [max(6, len(analysis.SHORT[k])) for k in present]
+    out.append(
+        "  ".join(f"{analysis.SHORT[k]:>{w}}" for k, w in zip(present, widths, strict=True))
+        + f"  {'time':>11}{slowest}  line"
+    )
     for h in hotspots:
         where = f"{_where(h.file, cwd)}:{h.line}"
-        cells = "  ".join(_pct(h, k) for k in present)
+        cells = "  ".join(f"{_pct(h, k):>{w}}" for k, w in zip(present, widths, strict=True))
         rank = f"  {_slowest(h):>12}" if spread else ""
         time = _ms(h.time_s) if ranked_by in h.columns else "-"  # shown for another column
         out.append(f"{cells}  {time:>11}{rank}  {where}  {_ascii(h.text)[:60]}")

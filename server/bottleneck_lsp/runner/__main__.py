@@ -240,7 +240,7 @@ class _Run:
             )
         if torch is not None and not compilerstack.loaded():
             self.lazy = compilerstack.LazyLoad(
-                lambda name: self.files is not None and self.files.resolve(name) is not None,
+                lambda name: self.files is not None and self.files.is_user(name),
                 lambda: self._set_aside(True),
                 lambda: self._set_aside(False),
             ).install()

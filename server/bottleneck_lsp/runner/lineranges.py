@@ -48,7 +48,7 @@ class LineRanges:
         """Whether a code object is in the user's files (cached by identity)."""
         known = self.user.get(id(code))
         if known is None:
-            known = self.user[id(code)] = (code, self.files.resolve(code.co_filename) is not None)
+            known = self.user[id(code)] = (code, self.files.is_user(code.co_filename))
         return known[1]
 
     def innermost(self, frame: FrameType | None) -> FrameType | None:

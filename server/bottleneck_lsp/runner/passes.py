@@ -70,7 +70,7 @@ class CProfilePass:
         begin = time.perf_counter()
         stats: dict[Any, Any] = pstats.Stats(self.profiler).stats  # type: ignore[attr-defined]
         # The runner's own calls (it starts and stops the profiler) are not the script's work.
-        stats = without_runner(stats, is_runner_file, lambda key: self.files.resolve(key[0]) is not None)
+        stats = without_runner(stats, is_runner_file, lambda key: self.files.is_user(key[0]))
         total_tt = sum(v[2] for v in stats.values())
         total_calls = sum(v[1] for v in stats.values())
         functions: list[dict[str, Any]] = []
@@ -360,7 +360,7 @@ class AutogradPass:
         # main thread there.
         self.counter: EntryCounter | None = None
         if self.ranges is not None or sys.version_info >= (3, 12):
-            self.counter = EntryCounter(lambda code: files.resolve(code.co_filename) is not None)
+            self.counter = EntryCounter(lambda code: files.is_user(code.co_filename))
         self.save_raw = save_raw
         self.raw_note = ""
         # Memory events count toward the budget: with them a torch call costs about twice
@@ -411,9 +411,7 @@ class AutogradPass:
         """The script starts torch's profiler itself (``scriptprofiler.py``): end the
         recording (kept), and let the script's profiler run as without us, without our
         line ranges in it. ``here`` False: started from another thread (said in the note)."""
-        self.script_profiler = scriptprofiler.starter(
-            lambda name: self.files.resolve(name) is not None, thread=not here
-        )
+        self.script_profiler = scriptprofiler.starter(self.files.is_user, thread=not here)
         self._unyield = None
         if self.script_calls is not None:  # (also after the event budget ended the recording)
             self.script_calls.__exit__()
@@ -421,9 +419,7 @@ class AutogradPass:
             return
         if self.marker is not None:
             self.marker.tripped = True
-        self.budget_hit = "script_profiler"
-        self.calls_recorded = self.marker.calls if self.marker is not None else 0
-        self._end_recording()
+        self._budget_reached("script_profiler")  # the recording ends early, as at the budget
 
     def start(self) -> None:
         self.profiler.__enter__()
@@ -802,9 +798,7 @@ class SamplePass:
         recording ends (kept), and the verdict covers the part recorded. ``here`` False:
         started from another thread (said in the note)."""
         self._unyield = None
-        self.script_profiler = scriptprofiler.starter(
-            lambda name: self.files.resolve(name) is not None, thread=not here
-        )
+        self.script_profiler = scriptprofiler.starter(self.files.is_user, thread=not here)
         self._end_device()
 
     def _end_device(self) -> None:

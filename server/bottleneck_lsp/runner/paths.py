@@ -55,6 +55,10 @@ class FileClassifier:
         self._excluded = _library_dirs(self.roots)
         self._cache: dict[str, str | None] = {}
 
+    def is_user(self, file_name: str) -> bool:
+        """Whether a file name (a code object's, as the profilers report it) is the user's."""
+        return self.resolve(file_name) is not None
+
     def resolve(self, file_name: str) -> str | None:
         """The absolute path of a user file, or None when the name is not the user's."""
         try:

@@ -130,7 +130,7 @@ def describe_exception(exc: BaseException, files: FileClassifier) -> dict[str, A
     ]
     location: traceback.FrameSummary | None = None
     for entry in entries:
-        if files.resolve(entry.filename) is not None:
+        if files.is_user(entry.filename):
             location = entry
     text = "Traceback (most recent call last):\n" if entries else ""
     text += "".join(traceback.format_list(entries))
@@ -209,7 +209,7 @@ class ThreadCounter:
             frame: types.FrameType | None = sys._getframe(1)
             while frame is not None and frame.f_code.co_filename == here:
                 frame = frame.f_back  # a Thread subclass's start() calling ours
-            if frame is not None and files.resolve(frame.f_code.co_filename) is not None:
+            if frame is not None and files.is_user(frame.f_code.co_filename):
                 counter.count += 1
 
         threading.Thread.start = counted_start  # type: ignore[method-assign,assignment]

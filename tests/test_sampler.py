@@ -282,7 +282,10 @@ def look():
 
 thread = threading.Thread(target=look)
 thread.start()
-train()
+for _ in range(5):  # the thread gets the GIL every switch interval (5 ms): enough looks
+    train()
+    if len(lines) >= 60:
+        break
 done.set()
 thread.join()
 print(json.dumps(lines))

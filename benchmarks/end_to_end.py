@@ -27,11 +27,11 @@ from pytest_lsp import ClientServerConfig, LanguageClient
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests"))
 
-from engine import WORKLOADS, cli, wall  # noqa: E402
+from engine import WORKLOADS, bytecode, cli, wall  # noqa: E402
 
 from lsp_helpers import SERVER, start_session  # noqa: E402
 
-NAMES = ("trivial", "train_small", "event_heavy")
+NAMES = ("trivial", "train_small", "tiny_ops", "event_heavy")
 REPEATS = 3
 
 
@@ -78,6 +78,7 @@ async def measure(script: Path) -> dict[str, float]:
 
 
 def main(names: list[str]) -> None:
+    bytecode()
     rows = [(name, asyncio.run(measure(WORKLOADS[name]))) for name in names or NAMES]
     print(
         "| workload | old way | ours cold (command line) | cold / old | ours warm (server) "

@@ -28,6 +28,8 @@ from pytest_lsp import ClientServerConfig, LanguageClient
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
+from engine import bytecode  # noqa: E402
+
 from lsp_helpers import SERVER, fork_servers, start_session  # noqa: E402
 
 WORKLOADS = {
@@ -94,6 +96,7 @@ async def session(keep_warm: bool, script: Path, repeats: int) -> dict[str, Any]
 
 
 def main(names: list[str]) -> None:
+    bytecode()
     rows = []
     for name in names or list(WORKLOADS):
         script = WORKLOADS[name]

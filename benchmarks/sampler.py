@@ -24,7 +24,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 WORKLOADS = {
     "train_small (nn training loop)": HERE / "workloads" / "train_small.py",
-    "event_heavy (~120k tiny ops)": HERE / "workloads" / "event_heavy.py",
+    "event_heavy (300k tiny ops)": HERE / "workloads" / "event_heavy.py",
     "python_loop (pure Python)": ROOT / "tests" / "fidelity" / "corpus" / "python_loop.py",
     "examples/train.py (demo)": ROOT / "examples" / "train.py",
 }

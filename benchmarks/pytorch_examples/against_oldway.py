@@ -18,7 +18,10 @@ processes, their order rotated every round:
 Per run: the wall time of the whole process and the peak RSS of its whole process tree (the
 largest of its processes: `wait4`'s figure, which covers the children it waited for: our fork
 server and the passes it forks). Medians of the rounds; the ratios are of medians measured in
-the same rounds.
+the same rounds. A second table gives the autograd pass's costs on these real scripts, ours
+(with the old way's passes) against the old way's: the profiled body against the script's
+body (the sample pass's), torch's profiler stop, and the post-processing rate of each
+(events read back per second).
 
 The venv (default /tmp/exvenv-cpu) is made when missing with this machine's CPU build of
 torch 2.13.0 and torchvision 0.28.0 (run.py's `ensure_venv(..., cpu_torch=True)`: torchvision
@@ -91,10 +94,20 @@ def our_parts(path: str) -> dict[str, Any]:
             doc = json.load(f)
     except (OSError, ValueError):
         return {}
-    parts = {p["name"]: round(p.get("wall_s") or 0.0, 2) for p in doc.get("passes", [])}
+    passes = doc.get("passes", [])
+    parts = {p["name"]: round(p.get("wall_s") or 0.0, 2) for p in passes}
+    # per pass: the profiled script's own seconds, our post-processing, the events read
+    inside = {
+        p["name"]: {
+            "script_wall_s": p.get("script_wall_s"),
+            "postprocess_s": p.get("postprocess_s"),
+            "events": p.get("event_count") or 0,
+        }
+        for p in passes
+    }
     first = (doc.get("ranking") or {}).get("lines") or []
     top = f"{os.path.basename(first[0]['path'])}:{first[0]['line']}" if first else ""
-    return {"passes_wall_s": parts, "first_line": top, "status": doc.get("status")}
+    return {"passes_wall_s": parts, "passes": inside, "first_line": top, "status": doc.get("status")}
 
 
 def run_example(
@@ -148,6 +161,70 @@ def table(results: list[dict[str, Any]]) -> str:
     return head + "\n".join(rows) + "\n"
 
 
+def _median(values: list[float]) -> float | None:
+    return statistics.median(values) if values else None
+
+
+def costs(results: list[dict[str, Any]]) -> str:
+    """The autograd pass on real scripts, ours against the old way's, like for like: our cpu
+    pass in the run with the old way's passes (``--passes cprofile,cpu``: no memory events,
+    and no event budget reached on these five) against the old way's autograd run.
+
+    The script's body is the sample pass's ``script_wall_s`` in the default run (the script
+    after start-up, sampled: within 1.1x of bare, docs/performance.md), so the ratios to it
+    read slightly low. Our pass's parts: the profiled body, our post-processing (the event
+    tree read back), and the rest of the pass's wall time (torch's profiler stop, which turns
+    every recorded event into results, the document written, the child's exit). The old
+    way's autograd run is its profiled body and torch's stop together; its post-processing
+    is torch's FunctionEvents and table."""
+    head = (
+        "| example | body (sample pass) | ours: profiled body | / body | ours: profiler stop and rest "
+        "| ours: post-processing (events/s) | ours: body + stop + post | old way: body + stop "
+        "| old way: post-processing (events/s) | old way: all three | events: ours / old way |\n"
+        + "| --- " * 11
+        + "|\n"
+    )
+
+    def f(x: float | None) -> str:
+        return "n/a" if x is None else f"{x:.2f} s"
+
+    def rate(n: float | None, s: float | None) -> str:
+        return "n/a" if n is None or not s else f"{n / s:,.0f}"
+
+    def good(kind: str, res: dict[str, Any]) -> list[dict[str, Any]]:
+        return [r.get("parts", {}) for r in res["runs"][kind] if r["rc"] == 0]
+
+    rows = []
+    for res in results:
+        samples = [p.get("passes", {}).get("sample") or {} for p in good("ours", res)]
+        body = _median([s["script_wall_s"] for s in samples if s.get("script_wall_s")])
+        cpus = [
+            (p.get("passes", {}).get("cpu") or {}, p.get("passes_wall_s", {}).get("cpu"))
+            for p in good("ours_two", res)
+        ]
+        cpus = [
+            (c, w) for c, w in cpus if c.get("script_wall_s") and c.get("postprocess_s") is not None and w
+        ]
+        profiled = _median([c["script_wall_s"] for c, _ in cpus])
+        post = _median([c["postprocess_s"] for c, _ in cpus])
+        rest = _median([w - c["script_wall_s"] - c["postprocess_s"] for c, w in cpus])
+        events = _median([c["events"] for c, _ in cpus])
+        old = good("oldway", res)
+        old_run = _median([o["autograd_run_s"] for o in old if "autograd_run_s" in o])
+        old_post = _median([o["postprocess_s"] for o in old if "postprocess_s" in o])
+        old_events = _median([o["events"] for o in old if "events" in o])
+        ours_all = None if None in (profiled, rest, post) else profiled + rest + post  # type: ignore[operator]
+        old_all = None if old_run is None or old_post is None else old_run + old_post
+        over = "n/a" if profiled is None or not body else f"**{profiled / body:.2f}x**"
+        rows.append(
+            f"| {res['name']} | {f(body)} | {f(profiled)} | {over} | {f(rest)} "
+            f"| {f(post)} ({rate(events, post)}) | {f(ours_all)} | {f(old_run)} "
+            f"| {f(old_post)} ({rate(old_events, old_post)}) | {f(old_all)} "
+            f"| {events or 0:,.0f} / {old_events or 0:,.0f} |"
+        )
+    return head + "\n".join(rows) + "\n"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("examples", help="pytorch/examples work tree, or its bare git directory")
@@ -174,6 +251,7 @@ def main() -> None:
     with open(os.path.join(outdir, "summary.json"), "w") as f:
         json.dump(results, f, indent=1)
     print(table(results))
+    print(costs(results))
     print(f"details: {outdir}/<example>/ (every run's log, our JSON documents), summary.json")
 
 

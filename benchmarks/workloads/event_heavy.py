@@ -1,4 +1,4 @@
-"""At least 500,000 autograd ops: a loop of tiny tensor operations."""
+"""A loop of 300,000 tiny tensor ops (100,000 steps of three; about 1.1 million profiler events)."""
 
 import torch
 

@@ -391,6 +391,10 @@ class Attributor:
         python = 0
         total = 0
         compiling, is_compile = self.compiling, self._is_compile
+        # The last top-level op's backward link (its line, its key), while its subtree is
+        # walked (depth first: no other top-level op comes in between): a compile under it
+        # is taken off the forward line's backward time too.
+        link: tuple[LineStats, tuple[int, int]] | None = None
         # (node, context, enclosing op's line, enclosing op's name)
         stack: list[tuple[Any, LineStats | None, LineStats | None, str]] = [(root, root_ctx, None, "")]
         pop = stack.pop
@@ -431,6 +435,14 @@ class Attributor:
                         compile_range = is_compile[name] = name in COMPILE_RANGES or name.endswith(
                             COMPILE_RANGE_SUFFIX
                         )
+                    if compile_range and ranges is None:
+                        # With the Python tracer (the cuda pass, --no-exact-lines) torch
+                        # closes a range opened from Python when the call that opened it
+                        # returns: it holds none of the compile's ops, which are charged
+                        # where they ran, and it is taken off nothing.
+                        for child in node.children:
+                            push((child, ctx, parent_line, parent_name))
+                        continue
                     if compile_range:  # torch.compile at work: not the script's ops
                         self.compile_ns += dur
                         self.compile_events += 1
@@ -439,6 +451,9 @@ class Attributor:
                             parent_line.ops[parent_name][0] -= dur
                             lines_ops[parent_name].self_ns -= dur
                             total -= dur
+                            if link is not None:
+                                linked, key = link
+                                linked.forward_links[key] -= dur
                         for child in node.children:
                             push((child, compiling, None, ""))
                         continue
@@ -493,6 +508,7 @@ class Attributor:
                     lines_ops[parent_name].self_ns -= dur
                     total -= dur
                 else:
+                    link = None
                     target.count += 1
                     top_level.append((node.start_time_ns, node.end_time_ns, node.start_tid, target, name))
                     fields = node.extra_fields
@@ -509,6 +525,7 @@ class Attributor:
                             target.backward = True
                             key = (node.start_tid, seq)
                             target.forward_links[key] = target.forward_links.get(key, 0) + dur
+                            link = (target, key)
                             if device:
                                 self._backward_ops.setdefault(node.start_tid, []).append(
                                     (node.start_time_ns, node.end_time_ns, seq)

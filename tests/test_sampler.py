@@ -310,3 +310,19 @@ def test_each_interpreter_shows_a_tight_loop_at_its_head(python: str) -> None:
     lines = json.loads(done.stdout)
     assert len(lines) >= 20, lines  # the thread looked
     assert lines.count(marker_line("loop_if_tail.py")) / len(lines) >= 0.9, lines
+
+
+def test_time_set_aside_is_counted_while_a_pause_lasts() -> None:
+    """What the sample pass's device recording subtracts when it ends early (the script
+    started its own profiler) while torch's compiler stack may still be loading."""
+    from bottleneck_lsp.runner.paths import FileClassifier
+    from bottleneck_lsp.runner.sampler import ThreadSampler
+
+    sampler = ThreadSampler(FileClassifier([str(SCRIPTS)]))
+    assert sampler.paused_until_now() == 0
+    sampler.pause()
+    time.sleep(0.02)
+    during = sampler.paused_until_now()
+    assert during >= 20_000_000, during
+    sampler.resume()
+    assert sampler.paused_ns >= during and sampler.paused_until_now() == sampler.paused_ns

@@ -404,7 +404,8 @@ class Attributor:
             tag = node.tag.value
             if ctx is compiling and tag != allocation:
                 # Under torch.compile's ranges: none of it is the script's (the Python
-                # tracer's call nodes included); allocations still count for the memory.
+                # tracer's call nodes included); its allocations count for the memory,
+                # as not the user's (below).
                 self.compile_events += tag == torch_op
                 for child in node.children:
                     push((child, compiling, None, ""))
@@ -592,7 +593,8 @@ class Attributor:
                         fields.alloc_size,
                         fields.total_allocated,
                         str(fields.device),
-                        ctx if ctx is not None else unattributed,
+                        # (under torch.compile's ranges: torch's own, outside the user's files)
+                        ctx if ctx is not None and ctx is not compiling else unattributed,
                         fields.total_reserved,
                     )
                 )

@@ -461,6 +461,11 @@ class AutogradPass:
             self._unwarn()
             self._unwarn = None
         self._end_recording()
+        # Ended from another thread (the script's thread started a profiler), a pass that
+        # records its own thread only is not ended: torch ends the calling thread's session,
+        # and the main thread's goes on recording to the end. Ending it here, after the
+        # script's profiler ran, killed the process (SIGSEGV, torch 2.13, measured): it is
+        # left to the process's end, and the note says the recording was lost.
 
     def finish(self) -> dict[str, Any]:
         begin = time.perf_counter()
@@ -502,10 +507,10 @@ class AutogradPass:
                 "recorded_s": round(recorded, 6),
             }
             if self.budget_hit == "script_profiler" and self.script_profiler is not None:
-                why = f"{self.script_profiler.words()}: this pass left it the session"
+                why = f"{self.script_profiler.words()}: this pass ended its recording there"
                 if self.script_profiler.thread and attributor.event_count == 0:
                     why += " (stopped from that thread, it lost what it had recorded of its own)"
-                advice = "for the whole script, run it with its own profiler off"
+                advice = _OWN_PROFILER_ADVICE[bool(self.script_profiler.library)]
             elif self.budget_hit == "memory":
                 why = (
                     f"the process had grown by {self.grown / 1e9:.1f} GB, a third of the memory "
@@ -768,6 +773,7 @@ class SamplePass:
         self.stopped = 0.0
         self.running = False
         self.device_until = 0.0  # when the device's recording ended
+        self.device_paused_ns = 0  # time set aside (the sampler's) before that
         self._unyield: Callable[[], None] | None = None  # scriptprofiler, while it records
         self.script_profiler: scriptprofiler.Starter | None = None  # who started one, where
 
@@ -805,6 +811,7 @@ class SamplePass:
         if self.device is None or self.device_until:
             return
         self.device_until = time.perf_counter()
+        self.device_paused_ns = self.sampler.paused_until_now()  # set aside by then
         try:
             self.torch.cuda.synchronize()
         except Exception:  # noqa: BLE001 - what was recorded still counts
@@ -820,7 +827,7 @@ class SamplePass:
         if self._unyield is not None:
             self._unyield()
             self._unyield = None
-        self._end_device()
+        self._end_device()  # (from another thread: see AutogradPass.stop)
 
     def finish(self) -> dict[str, Any]:
         begin = time.perf_counter()
@@ -855,17 +862,32 @@ class SamplePass:
             recorded_ns = wall_ns
             said = self.script_profiler
             if said is not None:
-                recorded_ns = min(wall_ns, int((self.device_until - self.started) * 1e9))
-                out["notes"].append(
-                    f"{said.words()}: the device's activity "
-                    f"was recorded for the first {recorded_ns / 1e9:.2f} s of the script's "
-                    f"{wall_ns / 1e9:.2f} s only, and the CPU/GPU verdict covers that part (for "
-                    "the whole script, run it with its own profiler off)"
-                )
+                recorded_ns = int((self.device_until - self.started) * 1e9) - self.device_paused_ns
+                recorded_ns = max(0, min(wall_ns, recorded_ns))
+                if said.thread and not events:
+                    # ended from that thread, the main thread's recording gave nothing back
+                    recorded_ns = 0
+                    what = "the device's activity recorded until then was lost (stopped from that thread)"
+                else:
+                    what = (
+                        f"the device's activity was recorded for the first {recorded_ns / 1e9:.2f} s "
+                        f"of the script's {wall_ns / 1e9:.2f} s only, and the CPU/GPU verdict covers "
+                        "that part"
+                    )
+                out["notes"].append(f"{said.words()}: {what} ({_OWN_PROFILER_ADVICE[bool(said.library)]})")
             out["device"] = device.summarize(activities, recorded_ns, runtime)
             out["device_event_count"] = sum(1 for a in activities if a.on_device)
         out["postprocess_s"] = round(time.perf_counter() - begin, 6)
         return out
+
+
+# What to do about a profiler the script starts: its own (False), or a library's (True)
+_OWN_PROFILER_ADVICE = {
+    False: "for the whole script, run it with its own profiler off",
+    True: (
+        "for the whole script, turn off the library's profiling (autotuning, for one) while you use this tool"
+    ),
+}
 
 
 def python_heavy_note(python_events: int, recording_s: float, script_s: float) -> str:

@@ -679,6 +679,11 @@ class ThreadSampler:
         self._c_seen = self._python_seen = None
         self._paused_at = time.perf_counter_ns()
 
+    def paused_until_now(self) -> int:
+        """Nanoseconds set aside so far, a pause in progress included."""
+        now = time.perf_counter_ns()
+        return self.paused_ns + (now - self._paused_at if self._paused else 0)
+
     def resume(self) -> None:
         now = time.perf_counter_ns()
         self.paused_ns += now - self._paused_at

@@ -8,7 +8,8 @@ pass yields instead: ``yield_to_script`` wraps the functions every one of torch'
 profilers starts through (``torch.profiler.profile``, ``torch.autograd.profiler.profile``,
 ``emit_nvtx``, ``emit_itt``, the legacy profiler), and the first call from the script
 ends the pass's recording (what it recorded until then is kept), then starts the script's
-profiler, which runs as without us. Standard library only: it runs in the user's
+profiler, which runs as without us. (Code that calls torch's private starts directly, such
+as ``torch.autograd._enable_profiler``, is not seen.) Standard library only: it runs in the user's
 interpreter.
 """
 
@@ -81,6 +82,8 @@ def yield_to_script(on_start: Callable[[bool], None]) -> Callable[[], None]:
     owner = os.getpid()
     thread = threading.get_ident()
     patched: list[tuple[Any, str, Any, Any]] = []
+    once = threading.Lock()  # two threads starting profilers at once: one yield
+    fired: list[bool] = []
 
     def undo() -> None:
         while patched:
@@ -91,8 +94,15 @@ def yield_to_script(on_start: Callable[[bool], None]) -> Callable[[], None]:
     def wrap(original: Any) -> Any:
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             if os.getpid() == owner:  # (a forked worker's profiler is not this pass's business)
-                undo()
-                on_start(threading.get_ident() == thread)
+                with once:
+                    first = not fired
+                    fired.append(True)
+                if first:
+                    undo()
+                    try:
+                        on_start(threading.get_ident() == thread)
+                    except Exception:  # noqa: BLE001 - ending ours must not fail the script's start
+                        pass
             return original(*args, **kwargs)
 
         return wrapper

@@ -96,7 +96,8 @@ def yield_to_script(on_start: Callable[[bool], None]) -> Callable[[], None]:
             if os.getpid() == owner:  # (a forked worker's profiler is not this pass's business)
                 with once:
                     first = not fired
-                    fired.append(True)
+                    if first:
+                        fired.append(True)
                 if first:
                     undo()
                     try:

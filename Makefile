@@ -115,6 +115,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/memory.py
 	$(PY) benchmarks/line_source.py
 	$(PY) benchmarks/autograd_body.py
+	$(PY) benchmarks/marker_cost.py
 	$(PY) benchmarks/shapes.py
 	$(PY) benchmarks/lsp_latency.py
 	$(PY) benchmarks/soak.py

@@ -25,12 +25,17 @@ to compare (``/path/to/python3.12 benchmarks/autograd_body.py``: torch and this 
 installed there).
 
 Usage: .venv/bin/python benchmarks/autograd_body.py [--runs N] [workload ...]
+
+A workload is one of ours (``vae``) or a script's path, run with ``--args`` (its arguments,
+one string, split as a shell does), ``--cwd`` and ``--env NAME=VALUE`` (repeatable): a real
+script, e.g. pytorch/examples' ``mnist_rnn/main.py --epochs 1`` in its work folder.
 """
 
 from __future__ import annotations
 
 import argparse
 import platform
+import shlex
 import statistics
 import subprocess
 import sys
@@ -99,8 +104,12 @@ def main() -> None:
     parser.add_argument(
         "--ways", default=",".join(WAYS), help=f"comma-separated, bare first; also: {', '.join(ALONE)}"
     )
+    parser.add_argument("--args", default="", help="the script's arguments (a script's path given)")
+    parser.add_argument("--cwd", default=None, help="where the script runs (default: its folder)")
+    parser.add_argument("--env", action="append", default=[], help="NAME=VALUE for the script")
     parser.add_argument("workloads", nargs="*", default=list(WORKLOADS))
     ns = parser.parse_args()
+    env = dict(item.split("=", 1) for item in ns.env)
     ways = ["bare", *(w for w in ns.ways.split(",") if w and w != "bare")]
     unknown = [w for w in ways if w not in (*WAYS, *ALONE)]
     if unknown:
@@ -114,12 +123,14 @@ def main() -> None:
     print(f"| workload | bare body | torch calls | {heads} | {steps} |")
     print("| --- | --- | --- |" + " --- |" * (2 * (len(ways) - 1)))
     for name in ns.workloads:
-        script = HERE / "workloads" / f"{name}.py"
+        given = name.endswith(".py")
+        script = Path(name).resolve() if given else HERE / "workloads" / f"{name}.py"
+        args = shlex.split(ns.args) if given else []
         runs: dict[str, list[float]] = {way: [] for way in ways}
         calls = 0.0
         for _ in range(ns.runs):
             for way in ways:
-                found = one(way, script, CHILD)
+                found = one(way, script, CHILD, args, ns.cwd if given else None, env)
                 runs[way].append(found["body"])
                 calls = max(calls, found["calls"])
         body = {way: statistics.median(times) for way, times in runs.items()}
@@ -127,7 +138,8 @@ def main() -> None:
         per_call = " | ".join(
             f"{(body[way] - body[ADDS_TO[way]]) / calls * 1e6:+.1f}" if calls else "-" for way in ways[1:]
         )
-        print(f"| {name} | {body['bare']:.2f} s | {calls:,.0f} | {ratios} | {per_call} |")
+        label = f"{script.parent.name}/{script.name}" if given else name
+        print(f"| {label} | {body['bare']:.2f} s | {calls:,.0f} | {ratios} | {per_call} |")
 
 
 if __name__ == "__main__":

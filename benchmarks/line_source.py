@@ -43,9 +43,9 @@ import torch
 import torch._dynamo  # start-up, as the runner does: not in the profiled body
 from torch.overrides import TorchFunctionMode
 
-way, script = sys.argv[1], sys.argv[2]
+way, script, *args = sys.argv[1:]
 folder = os.path.dirname(os.path.abspath(script))
-sys.argv = [script]
+sys.argv = [script, *args]
 sys.path.insert(0, folder)
 
 
@@ -112,15 +112,24 @@ print(json.dumps({"body": body, "stop": stop, "walk": walk, "nodes": nodes, "rss
 )
 
 
-def one(way: str, script: Path, child: str = CHILD) -> dict[str, float]:
-    """Run ``child`` (Python source) for one way in a fresh interpreter: its last line's JSON."""
+def one(
+    way: str,
+    script: Path,
+    child: str = CHILD,
+    args: list[str] | None = None,
+    cwd: str | None = None,
+    env: dict[str, str] | None = None,
+) -> dict[str, float]:
+    """Run ``child`` (Python source) for one way in a fresh interpreter: its last line's JSON.
+    ``args``: the script's arguments; ``cwd``: where it runs (its folder by default);
+    ``env``: added to the environment."""
     done = subprocess.run(
-        [sys.executable, "-c", child, way, str(script)],
+        [sys.executable, "-c", child, way, str(script), *(args or [])],
         capture_output=True,
         text=True,
         timeout=1800,
-        cwd=script.parent,
-        env={**os.environ, "PYTHONWARNINGS": "ignore"},
+        cwd=cwd or script.parent,
+        env={**os.environ, "PYTHONWARNINGS": "ignore", **(env or {})},
     )
     if done.returncode != 0:
         raise SystemExit(f"{script.name} ({way}) failed:\n{done.stderr[-2000:]}")

@@ -52,6 +52,8 @@ def main() -> None:
     fast = torch._C._profiler._RecordFunctionFast
     user, sites, getframe = ranges.user, ranges.sites, sys._getframe
 
+    # LineRanges.innermost's loop, inlined as the marker inlines it (a method call per frame
+    # measured 0.3-0.5 us more at one frame): what the marker runs is what is timed
     def innermost() -> Any:
         frame: Any = getframe(2)
         while frame is not None:

@@ -99,6 +99,7 @@ def our_parts(path: str) -> dict[str, Any]:
     # per pass: the profiled script's own seconds, our post-processing, the events read
     inside = {
         p["name"]: {
+            "wall_s": p.get("wall_s"),
             "script_wall_s": p.get("script_wall_s"),
             "postprocess_s": p.get("postprocess_s"),
             "events": p.get("event_count") or 0,
@@ -198,22 +199,21 @@ def costs(results: list[dict[str, Any]]) -> str:
     for res in results:
         samples = [p.get("passes", {}).get("sample") or {} for p in good("ours", res)]
         body = _median([s["script_wall_s"] for s in samples if s.get("script_wall_s")])
+        # our cpu pass, per run that has all its parts: profiled body, post-processing, the rest
         cpus = [
-            (p.get("passes", {}).get("cpu") or {}, p.get("passes_wall_s", {}).get("cpu"))
-            for p in good("ours_two", res)
+            (c["script_wall_s"], c["postprocess_s"], c["wall_s"] - c["script_wall_s"] - c["postprocess_s"], c)
+            for c in (p.get("passes", {}).get("cpu") or {} for p in good("ours_two", res))
+            if c.get("script_wall_s") and c.get("postprocess_s") is not None and c.get("wall_s")
         ]
-        cpus = [
-            (c, w) for c, w in cpus if c.get("script_wall_s") and c.get("postprocess_s") is not None and w
-        ]
-        profiled = _median([c["script_wall_s"] for c, _ in cpus])
-        post = _median([c["postprocess_s"] for c, _ in cpus])
-        rest = _median([w - c["script_wall_s"] - c["postprocess_s"] for c, w in cpus])
-        events = _median([c["events"] for c, _ in cpus])
+        profiled = _median([run[0] for run in cpus])
+        post = _median([run[1] for run in cpus])
+        rest = _median([run[2] for run in cpus])
+        ours_all = _median([run[0] + run[1] + run[2] for run in cpus])
+        events = _median([run[3]["events"] for run in cpus])
         old = good("oldway", res)
         old_run = _median([o["autograd_run_s"] for o in old if "autograd_run_s" in o])
         old_post = _median([o["postprocess_s"] for o in old if "postprocess_s" in o])
         old_events = _median([o["events"] for o in old if "events" in o])
-        ours_all = None if None in (profiled, rest, post) else profiled + rest + post  # type: ignore[operator]
         old_all = None if old_run is None or old_post is None else old_run + old_post
         over = "n/a" if profiled is None or not body else f"**{profiled / body:.2f}x**"
         rows.append(

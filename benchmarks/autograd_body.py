@@ -9,7 +9,7 @@ that every way times a warm body), alternating, medians of the runs:
   old way's autograd pass records;
 - ``+mode``: and an identity TorchFunctionMode, which every torch call made from Python
   then passes through (the least any line marker costs);
-- ``+ranges``: the cpu pass's line marker instead (``passes.make_line_marker`` with
+- ``+ranges``: the cpu pass's line marker instead (``linemarker.make_line_marker`` with
   ``LineRanges``: the innermost frame of the script's folder, a ``_RecordFunctionFast``
   range named after its line around each call);
 - ``+cProfile counter``: and a cProfile profiler without timing table counting the user's
@@ -57,7 +57,7 @@ CHILD = (
 import cProfile, contextlib
 from bottleneck_lsp.runner.entrycount import EntryCounter
 from bottleneck_lsp.runner.lineranges import LineRanges
-from bottleneck_lsp.runner.passes import make_line_marker
+from bottleneck_lsp.runner.linemarker import make_line_marker
 from bottleneck_lsp.runner.paths import FileClassifier
 
 runpy.run_path(script, run_name="__main__")  # warm: every way times its second body

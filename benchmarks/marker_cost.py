@@ -1,7 +1,7 @@
 """What the cpu pass's line marker costs per torch call, part by part, and per frame it
 walks (not a test; measured side by side in one process).
 
-Each torch call made from Python passes through the marker (``passes.make_line_marker``):
+Each torch call made from Python passes through the marker (``linemarker.make_line_marker``):
 a TorchFunctionMode that walks from the calling frame up to the innermost frame of the
 user's files and runs the call inside a profiler range named after that line. Here a loop
 in this file (the user's code) calls ``torch.add`` on a tiny tensor through DEPTH frames of
@@ -27,8 +27,8 @@ from typing import Any
 import torch
 from torch.overrides import TorchFunctionMode
 
+from bottleneck_lsp.runner.linemarker import make_line_marker
 from bottleneck_lsp.runner.lineranges import LineRanges
-from bottleneck_lsp.runner.passes import make_line_marker
 from bottleneck_lsp.runner.paths import FileClassifier
 
 CALLS = 100_000

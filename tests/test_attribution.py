@@ -149,7 +149,7 @@ def test_the_walks_shortcut_through_the_line_marker_changes_no_figure() -> None:
     are the same."""
     import torch
 
-    from bottleneck_lsp.runner.passes import make_line_marker
+    from bottleneck_lsp.runner.linemarker import make_line_marker
 
     marker = make_line_marker(torch, 0, lambda: None)
     model = torch.nn.Linear(32, 32)

@@ -128,7 +128,7 @@ def test_a_python_heavy_script_is_told_why_its_autograd_pass_took_so_long(tmp_pa
 
 def test_the_python_heavy_note_needs_both_the_count_and_the_cost() -> None:
     from bottleneck_lsp.contract import PYTHON_HEAVY_CALLS
-    from bottleneck_lsp.runner.passes import python_heavy_note
+    from bottleneck_lsp.runner.autogradpass import python_heavy_note
 
     assert python_heavy_note(PYTHON_HEAVY_CALLS, 10.0, 1.0)
     assert not python_heavy_note(PYTHON_HEAVY_CALLS - 1, 10.0, 1.0)  # few calls: a slow stop is not theirs
@@ -199,4 +199,4 @@ def test_a_warning_torch_gives_in_the_cpu_pass_names_the_users_line() -> None:
     assert done.returncode == 0, done.stderr.decode()[-2000:]
     err = done.stderr.decode()
     assert f"warns.py:{marker_line('warns.py', '# WARN')}: UserWarning" in err, err[-2000:]
-    assert "passes.py" not in err
+    assert "linemarker.py" not in err

@@ -363,7 +363,7 @@ def test_event_budget_bounds_the_recording_and_says_so() -> None:
 def test_the_recording_stops_before_memory_runs_out() -> None:
     """The memory guard, with real torch calls through the real marker: past its allowance
     the recording stops (for "memory"), once; under it, never."""
-    from bottleneck_lsp.runner.passes import MemoryGuard, make_line_marker
+    from bottleneck_lsp.runner.linemarker import MemoryGuard, make_line_marker
 
     guard = MemoryGuard()
     assert guard.allowance > 0 and guard.start > 0  # Linux: /proc read

@@ -18,8 +18,8 @@ from .model import Document, ModelError
 from .rootmap import RootMap
 from .runner import device, recording
 from .runner.attribution import Attributor
+from .runner.autograddoc import autograd_document
 from .runner.lineranges import read_entries, read_header
-from .runner.passes import autograd_document
 
 RecordingError = recording.RecordingError
 

@@ -205,11 +205,11 @@ class _Run:
         if ns.wait_fd is not None and not self.wait_for_go(ns.wait_fd):
             return
         if ns.pass_name == "cprofile":
-            from .passes import CProfilePass
+            from .cprofilepass import CProfilePass
 
             self.profiler = CProfilePass(self.files)
         elif ns.pass_name == "sample":
-            from .passes import SamplePass
+            from .samplepass import SamplePass
 
             # With a GPU the light pass also records the device's activity (the verdict).
             on_device = torch is not None and self._prepare_cuda(torch, required=False)
@@ -224,7 +224,7 @@ class _Run:
             if ns.pass_name == "cuda" and not self._prepare_cuda(torch, required=True):
                 self.conclude()
                 return
-            from .passes import AutogradPass
+            from .autogradpass import AutogradPass
 
             self.profiler = AutogradPass(
                 ns.pass_name,

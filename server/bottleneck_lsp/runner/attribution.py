@@ -4,7 +4,7 @@ The walk uses the profiler's event tree (``kineto_results.experimental_event_tre
 never torch's FunctionEvent lists. Python call nodes (PyCall, PyCCall) carry the frame
 that made the call; the innermost such frame in a user file is the line an op belongs to.
 Operators (``a @ b``) make no call node of their own; the runner's TorchFunctionMode
-(see ``passes.make_line_marker``) adds one whose caller is the operator's line. Without
+(see ``linemarker.make_line_marker``) adds one whose caller is the operator's line. Without
 the Python tracer (the cpu pass) the tree has no call node at all: the mode runs each torch
 call inside a range named after its line (``lineranges.py``), and ``ranges`` says which.
 """

@@ -136,7 +136,7 @@ def _warm_runner() -> None:
     here): the passes' own modules (30 ms), and numpy's random module when numpy is loaded,
     which each child reseeds (``_reseed``: 7 ms when it has to import it first). Nothing of
     the script's."""
-    from . import passes  # noqa: F401
+    from . import autogradpass, cprofilepass, samplepass  # noqa: F401
 
     if "numpy" in sys.modules:
         try:

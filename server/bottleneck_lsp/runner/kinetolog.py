@@ -50,7 +50,7 @@ def dropped() -> Iterator[None]:
 
 class Quiet:
     """A profiler whose start and stop go through ``dropped``; everything else is the
-    profiler's own (``kineto_results``, ...). ``passes.make_profiler`` makes every one so."""
+    profiler's own (``kineto_results``, ...). ``profilerconfig.make_profiler`` makes every one so."""
 
     def __init__(self, profiler: Any) -> None:
         self._profiler = profiler

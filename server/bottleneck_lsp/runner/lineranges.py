@@ -4,7 +4,7 @@ after the line of the user's code that made it.
 The cpu pass records without torch's Python tracer (``with_stack=False``): the tracer
 records every Python call, torch's and the DataLoader's included, and the profiler's stop
 and the walk pay for each node (docs/performance.md). Instead the line marker
-(``passes.make_line_marker``) sees every torch call made from Python (functions, methods,
+(``linemarker.make_line_marker``) sees every torch call made from Python (functions, methods,
 operators, ``module(x)``, ``.backward()``, the optimizer's foreach calls), finds the
 innermost frame in the user's files and wraps the call in a ``_RecordFunctionFast`` range
 named ``§N``. The event tree then holds each call's ops under its line's range; the table

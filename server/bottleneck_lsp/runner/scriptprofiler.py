@@ -117,3 +117,12 @@ def yield_to_script(on_start: Callable[[bool], None]) -> Callable[[], None]:
         setattr(module, name, wrapper)
         patched.append((module, name, original, wrapper))
     return undo
+
+
+# What to do about a profiler the script starts: its own (False), or a library's (True)
+OWN_PROFILER_ADVICE = {
+    False: "for the whole script, run it with its own profiler off",
+    True: (
+        "for the whole script, turn off the library's profiling (autotuning, for one) while you use this tool"
+    ),
+}

@@ -1,0 +1,155 @@
+"""The sample pass, run first: the script at nearly its own speed, sampled line by line
+(``sampler.py``), with the device's activity alone on a GPU (the CPU/GPU verdict).
+
+Standard library and torch only: it runs in the user's interpreter.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from . import compiletime, device, scriptprofiler
+from .callsites import position_fields
+from .paths import FileClassifier
+from .profilerconfig import make_profiler
+from .rawsave import save_raw
+from .sampler import ThreadSampler
+
+PLACED_AT_LEAST = 0.5  # of the script's wall time, placed on lines by the sample pass, or a note
+
+
+class SamplePass:
+    """The light pass, run first: a thread samples the main thread's line every
+    millisecond (wall, CPU and Python time per line; see ``sampler.py``), and, with a GPU,
+    the device's activity is recorded alone (no Python stacks, no CPU ops, no line marker).
+    The script runs at nearly its own speed, so the busy time measured here against wall
+    time decides the CPU/GPU verdict (a traced run inflates the CPU side)."""
+
+    name = "sample"
+
+    def __init__(
+        self, files: FileClassifier, torch: Any = None, save_raw: str | None = None, script: str = ""
+    ) -> None:
+        self.files = files
+        self.torch = torch
+        self.script = script
+        self.save_raw = save_raw
+        self.sampler = ThreadSampler(files, compiling=compiletime.compiling_flag(torch))
+        self.device: Any = None
+        self.description = ""
+        if torch is not None:
+            self.device, self.description = make_profiler(torch, with_stack=False, device="cuda", cpu=False)
+        self.started = 0.0
+        self.stopped = 0.0
+        self.running = False
+        self.device_until = 0.0  # when the device's recording ended
+        self.device_paused_ns = 0  # time set aside (the sampler's) before that
+        self._unyield: Callable[[], None] | None = None  # scriptprofiler, while it records
+        self.script_profiler: scriptprofiler.Starter | None = None  # who started one, where
+
+    def start(self) -> None:
+        if self.device is not None:
+            self.device.__enter__()
+            self._unyield = scriptprofiler.yield_to_script(self._yield_to_script)
+        self.running = True
+        self.started = time.perf_counter()
+        self.sampler.start()
+
+    def compiled_at(self) -> list[tuple[str, int, float]]:
+        """The lines the sampler found running while torch.compile compiled, and how long
+        (seconds, the most first)."""
+        found = sorted(self.sampler.compiling_ns.items(), key=lambda kv: kv[1], reverse=True)
+        return [(path, line, ns / 1e9) for (path, line), ns in found if ns >= 10_000_000]
+
+    def set_aside(self, begin: bool) -> None:
+        """Time charged to no line, left out of the pass's wall time, from ``begin=True``
+        until ``begin=False`` (torch's compiler stack loading, ``compilerstack.py``)."""
+        if begin:
+            self.sampler.pause()
+        else:
+            self.sampler.resume()
+
+    def _yield_to_script(self, here: bool) -> None:
+        """The script starts torch's profiler itself (``scriptprofiler.py``): the device's
+        recording ends (kept), and the verdict covers the part recorded. ``here`` False:
+        started from another thread (said in the note)."""
+        self._unyield = None
+        self.script_profiler = scriptprofiler.starter(self.files.is_user, thread=not here)
+        self._end_device()
+
+    def _end_device(self) -> None:
+        if self.device is None or self.device_until:
+            return
+        self.device_until = time.perf_counter()
+        self.device_paused_ns = self.sampler.paused_until_now()  # set aside by then
+        try:
+            self.torch.cuda.synchronize()
+        except Exception:  # noqa: BLE001 - what was recorded still counts
+            pass
+        self.device.__exit__(None, None, None)
+
+    def stop(self) -> None:
+        if not self.running:
+            return
+        self.running = False
+        self.sampler.stop()
+        self.stopped = time.perf_counter()
+        if self._unyield is not None:
+            self._unyield()
+            self._unyield = None
+        self._end_device()  # (from another thread: see AutogradPass.stop)
+
+    def finish(self) -> dict[str, Any]:
+        begin = time.perf_counter()
+        samples = self.sampler.document()
+        for line in (*samples["lines"], *samples["threads"]):
+            line.update(position_fields(line["file"], line["line"]))
+        wall_ns = int((self.stopped - self.started) * 1e9) - self.sampler.paused_ns
+        out: dict[str, Any] = {"script_wall_s": round(wall_ns / 1e9, 6), "samples": samples, "notes": []}
+        placed = samples["wall_s"] - samples["outside_s"]
+        if wall_ns >= 50_000_000 and placed < PLACED_AT_LEAST * wall_ns / 1e9:
+            # 97-99% of it normally: the shares are then of a part of the run only
+            heard = samples["signal_looks"] + samples["late_signals"]
+            due = int(wall_ns / 1e9 / samples["signal_interval_s"])
+            # A few ticks may come before the script blocks the signal (in CI: some did)
+            unheard = heard < 0.1 * due and not samples["timer_released"]
+            why = (
+                f"its timer's signal, SIGALRM, reached the main thread {heard} times of about {due}: "
+                "does the script block it?"
+                if unheard
+                else "its looks came late: a busy machine?"
+            )
+            out["notes"].append(
+                f"the sample pass placed only {placed / (wall_ns / 1e9):.0%} of the script's "
+                f"{wall_ns / 1e9:.2f} s on its lines ({why}); the wall time column covers that "
+                "part of the run only"
+            )
+        if self.device is not None:
+            events = list(self.device.kineto_results.events())
+            if self.save_raw:
+                out["notes"].append(save_raw(self.save_raw, self, wall_ns, [], events))
+            activities, runtime = device.from_kineto(events)
+            recorded_ns = wall_ns
+            said = self.script_profiler
+            if said is not None:
+                recorded_ns = int((self.device_until - self.started) * 1e9) - self.device_paused_ns
+                recorded_ns = max(0, min(wall_ns, recorded_ns))
+                if said.thread and not events:
+                    # ended from that thread, the main thread's recording gave nothing back
+                    recorded_ns = 0
+                    what = "the device's activity recorded until then was lost (stopped from that thread)"
+                else:
+                    what = (
+                        f"the device's activity was recorded for the first {recorded_ns / 1e9:.2f} s "
+                        f"of the script's {wall_ns / 1e9:.2f} s only, and the CPU/GPU verdict covers "
+                        "that part"
+                    )
+                out["notes"].append(
+                    f"{said.words()}: {what} ({scriptprofiler.OWN_PROFILER_ADVICE[bool(said.library)]})"
+                )
+            out["device"] = device.summarize(activities, recorded_ns, runtime)
+            out["device_event_count"] = sum(1 for a in activities if a.on_device)
+        out["postprocess_s"] = round(time.perf_counter() - begin, 6)
+        return out

@@ -293,7 +293,7 @@ async def test_timeout_and_missing_torch_are_explained(client: LanguageClient) -
         client, "bottleneck.profile", {"uri": uri_of("fn_call.py"), "python": "/bin/false"}
     )
     assert "/bin/false never ran the profiler's runner" in result["summary"]
-    assert "Choose another: bottleneck.python" in result["summary"]
+    assert "Choose another: bottleneck.interpreter (the server's python setting)" in result["summary"]
 
 
 async def test_shutdown_during_a_job_leaves_no_runner(client: LanguageClient) -> None:

@@ -436,7 +436,11 @@ def _summary(doc: Document, added: list[notes.Annotation], so_far: str = "") -> 
     if analysis.found_disagreements(doc):
         head += "; passes disagree on call counts (seed the script: see the report)"
     if analysis.runner_never_started(doc):
-        head += "; " + analysis.never_started_message(doc) + " Choose another: bottleneck.python"
+        head += (
+            "; "
+            + analysis.never_started_message(doc)
+            + " Choose another: bottleneck.interpreter (the server's python setting)"
+        )
     failed = analysis.failed_pass(doc)
     if failed is not None and failed.error is not None and failed.error.rank is not None:
         error = failed.error

@@ -12,7 +12,7 @@ import pytest
 
 from bottleneck_lsp import analysis, report
 from bottleneck_lsp.lsp import annotations
-from bottleneck_lsp.lsp.server import _summary
+from bottleneck_lsp.lsp.summary import summary_line
 from helpers import SCRIPTS, run_typed
 
 PASSES = ("sample", "cprofile", "cpu")
@@ -31,7 +31,7 @@ def test_a_script_doing_different_work_per_pass_is_flagged(tmp_path: Path) -> No
         "counts_vary.py:14:1: warning: passes disagree on call counts: `step` ran "
         "17 times under cprofile, 24 times under cpu." in text
     )
-    assert "passes disagree on call counts" in _summary(doc, [])
+    assert "passes disagree on call counts" in summary_line(doc, [])
     assert doc.ranking is not None and doc.ranking.disagreements == found
 
 

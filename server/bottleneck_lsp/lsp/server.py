@@ -11,7 +11,6 @@ import asyncio
 import atexit
 import datetime
 import gc
-import ipaddress
 import json
 import logging
 import os
@@ -30,15 +29,17 @@ from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 
-from .. import __version__, analysis, modulepath, relocate, report, result, wording
+from .. import __version__, analysis, relocate, report, result
 from ..contract import PARTIAL_STATUSES, PASSES
-from ..jobs import Job, JobError, JobEvent, JobSpec
+from ..jobs import Job, JobError, JobEvent
 from ..model import Document
 from . import annotations as notes
 from . import auth, reportdir, tracking, transport
 from .arguments import OpenResultArguments, ProfileArguments, strict
 from .auth import Gate
+from .jobspec import job_spec, local_path, script_path
 from .settings import Settings, merge
+from .summary import summary_line
 from .warm import WarmForks
 from .writer import QueuedWriter
 
@@ -53,10 +54,8 @@ UNPIN = "bottleneck.clearBaseline"
 OPEN = "bottleneck.openResult"
 COMMANDS = [PROFILE, STOP, CLEAR, REPORT, PIN, UNPIN, OPEN]
 LOG_OUTPUT_LIMIT = 256 * 1024  # characters of script output streamed per job
-MAX_ARGS = 1000
 PUBLISH_QUIET_S = 0.3  # after an edit, diagnostics are republished once typing pauses
 MAX_LENSES = 500  # per file, the loudest lines: more would bury the code (all are in hovers)
-MAX_ARG_CHARS = 100_000
 
 
 @dataclass
@@ -318,147 +317,6 @@ def _fail(ls: BottleneckServer, message: str) -> dict[str, Any]:
     return {"status": "refused", "message": message}
 
 
-def _script_path(uri: Any) -> str:
-    if not isinstance(uri, str) or len(uri) > MAX_ARG_CHARS:
-        raise JobError("the script must be given as a file URI string")
-    if not uri.startswith("file:"):
-        raise JobError(f"not a file URI: {uri[:200]}")
-    path = uris.to_fs_path(uri)
-    if not path:
-        raise JobError(f"not a file URI: {uri[:200]}")
-    return path
-
-
-def _spec(ls: BottleneckServer, arguments: ProfileArguments) -> JobSpec:
-    settings = ls.state.settings
-    script = _script_path(arguments.uri)
-    args = arguments.args if arguments.args is not None else list(settings.args)
-    for given, what in ((args, "script arguments"), (arguments.torchrunArgs or [], "torchrun options")):
-        if len(given) > MAX_ARGS or any(len(a) > MAX_ARG_CHARS for a in given):
-            raise JobError(f"too many or too long {what}")
-    cwd = arguments.cwd or settings.cwd
-    folder = _workspace_folder_of(ls, script)
-    if cwd is None:
-        cwd = folder or os.path.dirname(script)
-    elif cwd.startswith("file:"):
-        cwd = uris.to_fs_path(cwd) or cwd
-    roots = (folder,) if folder else ()
-    passes = tuple(arguments.passes) if arguments.passes else settings.passes
-    nproc = arguments.nprocPerNode if arguments.nprocPerNode is not None else settings.nproc_per_node
-    launcher = tuple(arguments.torchrunArgs) if arguments.torchrunArgs is not None else settings.torchrun_args
-    sizes = arguments.collectiveSizes if arguments.collectiveSizes is not None else settings.collective_sizes
-    return JobSpec(
-        script=script,
-        module=_module(script, cwd, arguments.module),
-        args=tuple(args),
-        python=arguments.python or settings.python,
-        cwd=cwd,
-        roots=roots,
-        passes=passes,
-        timeout=arguments.timeout if arguments.timeout is not None else settings.timeout,
-        exact_lines=settings.exact_lines,
-        event_budget=settings.event_budget,
-        fork=settings.fork,
-        nproc_per_node=nproc,
-        launcher=launcher,
-        # a setting for every profile: it applies to the distributed ones (the CLI refuses the
-        # flag without --nproc-per-node, one request at a time)
-        collective_sizes=sizes and (nproc > 1 or bool(launcher)),
-    )
-
-
-def _module(script: str, cwd: str, asked: bool | None) -> str | None:
-    """The dotted name to run ``script`` under with ``-m``, or None to run it as a file
-    (see ``ProfileArguments.module``)."""
-    if asked is False:
-        return None
-    dotted = modulepath.module_of_file(script)
-    if dotted is None:
-        if asked:
-            raise JobError(
-                f"{os.path.basename(script)} is not in a package (no __init__.py beside it): "
-                "it runs as a file, not with -m"
-            )
-        return None
-    found = dotted.base in modulepath.search_path(os.path.abspath(cwd), os.environ.get("PYTHONPATH"))
-    if asked and not found:
-        raise JobError(
-            f"{dotted.name} cannot run with -m from {cwd}: its top package is in {dotted.base}, "
-            "which is neither the working directory nor on PYTHONPATH (set bottleneck.cwd to it)"
-        )
-    if asked or (found and modulepath.uses_relative_imports(script)):
-        return dotted.name
-    return None
-
-
-def _workspace_folder_of(ls: BottleneckServer, path: str) -> str | None:
-    best = None
-    for folder in ls.workspace.folders.values():
-        root = uris.to_fs_path(folder.uri)
-        if root and (path == root or path.startswith(root.rstrip(os.sep) + os.sep)):
-            if best is None or len(root) > len(best):
-                best = root
-    if best is None and ls.workspace.root_path:
-        root = ls.workspace.root_path
-        if path.startswith(root.rstrip(os.sep) + os.sep):
-            best = root
-    return best
-
-
-def _summary(doc: Document, added: list[notes.Annotation], so_far: str = "") -> str:
-    """One line: how the run ended (``so_far``: how far it is, while it runs), its top
-    line (the first row of the one ranking: the same line the CLI prints first), the verdict."""
-    name = os.path.basename(doc.script)
-    if doc.status == "cancelled":  # stopped by the user: no exit code to tell
-        head = f"{name}: cancelled"
-    elif doc.status != "ok":
-        head = f"{name}: {doc.status.replace('_', ' ')}"
-        if doc.exit_code not in (None, 0):
-            head += f" (exit code {doc.exit_code})"
-    else:
-        head = f"{name}: {so_far or 'done'}"
-    rows = [a.row for a in added if a.row is not None]
-    if rows:
-        top = rows[0]  # annotations.build keeps analysis.hotspots' order
-        head += (
-            f"; top line {os.path.basename(top.file)}:{top.line} "
-            f"{top.share * 100:.1f}% of {analysis.KIND_LABEL[top.kind]}"
-        )
-    else:
-        head += "; no hot line in your files"
-    verdict = doc.verdict
-    if verdict is not None:
-        head += f"; {verdict.bound.upper()}-bound (device busy {verdict.device_busy_fraction * 100:.0f}%)"
-    holders = analysis.out_of_memory_holders(doc)
-    if holders:
-        row, held = holders[0]
-        head += f"; out of memory: {os.path.basename(row.file)}:{row.line} held {wording.size(held)}"
-    if analysis.found_disagreements(doc):
-        head += "; passes disagree on call counts (seed the script: see the report)"
-    if analysis.runner_never_started(doc):
-        head += (
-            "; "
-            + analysis.never_started_message(doc)
-            + " Choose another: bottleneck.interpreter (the server's python setting)"
-        )
-    failed = analysis.failed_pass(doc)
-    if failed is not None and failed.error is not None and failed.error.rank is not None:
-        error = failed.error
-        where = f" at {os.path.basename(error.file)}:{error.line}" if error.file else ""
-        head += f"; rank {error.rank} failed: {error.type}{where}"
-    module = analysis.run_as_module(doc)
-    if module is not None:
-        how = "the module argument" if module.base == doc.cwd else f"bottleneck.cwd set to {module.base}"
-        head += f"; it is in a package: it runs as python -m {module.name} with {how}"
-    straggler = doc.distributed.straggler if doc.distributed is not None else None
-    if straggler is not None:
-        head += f"; straggler: rank {straggler.rank}"
-        if straggler.lines:
-            late = straggler.lines[0]
-            head += f", {os.path.basename(late.file)}:{late.line} +{wording.ms(late.excess_s)}"
-    return head
-
-
 async def _run(ls: BottleneckServer, script: str, running: Running) -> dict[str, Any]:
     job = running.job
     token = running.token
@@ -511,7 +369,7 @@ async def _run(ls: BottleneckServer, script: str, running: Running) -> dict[str,
                 if token is not None:
                     so_far = f"{event.index + 1} of {event.total} passes done"
                     ls.work_done_progress.report(
-                        token, types.WorkDoneProgressReport(message=_summary(event.doc, added, so_far))
+                        token, types.WorkDoneProgressReport(message=summary_line(event.doc, added, so_far))
                     )
                 interim.append(asyncio.ensure_future(ls.refresh_lenses()))
 
@@ -554,7 +412,7 @@ async def _run(ls: BottleneckServer, script: str, running: Running) -> dict[str,
             return {"status": doc.status, "exitCode": doc.exit_code, "summary": ended}
         ls.state.last_script = script
         added = ls.replace_results(script, doc, running.bases)
-        ended = _summary(doc, added)
+        ended = summary_line(doc, added)
         ls.log(
             f"published {len(added)} annotations {1000 * (time.perf_counter() - runner_done):.1f} ms "
             f"after the job ended (runner exited, result read at {runner_done_at})"
@@ -587,7 +445,7 @@ async def _run(ls: BottleneckServer, script: str, running: Running) -> dict[str,
 async def profile(ls: BottleneckServer, arguments: ProfileArguments) -> dict[str, Any]:
     """Profile a script. A second request for a script that is running restarts it."""
     try:
-        spec = _spec(ls, arguments)
+        spec = job_spec(ls.state.settings, ls.workspace, arguments)
         job = Job(spec)
     except JobError as exc:
         return _fail(ls, str(exc))
@@ -639,7 +497,7 @@ async def stop(ls: BottleneckServer, *args: Any) -> dict[str, Any]:
     targets = list(ls.state.running)
     if args:
         try:
-            path = _script_path(args[0])
+            path = script_path(args[0])
         except JobError as exc:
             return _fail(ls, str(exc))
         targets = [t for t in targets if t == path]
@@ -663,7 +521,7 @@ def clear(ls: BottleneckServer, *args: Any) -> dict[str, Any]:
 def _last_result(ls: BottleneckServer, args: tuple[Any, ...]) -> tuple[str, Document]:
     """The script a command names (its URI argument, or the last one profiled) and its
     last result; JobError says what is missing."""
-    script = _script_path(args[0]) if args and args[0] is not None else ls.state.last_script
+    script = script_path(args[0]) if args and args[0] is not None else ls.state.last_script
     doc = ls.state.results.get(script) if script else None
     if script is None or doc is None:
         raise JobError("No profile yet: run bottleneck.profile on a script first.")
@@ -692,7 +550,7 @@ async def clear_baseline(ls: BottleneckServer, *args: Any) -> dict[str, Any]:
     targets = list(ls.state.baselines)
     if args and args[0] is not None:
         try:
-            targets = [_script_path(args[0])]
+            targets = [script_path(args[0])]
         except JobError as exc:
             return _fail(ls, str(exc))
     cleared = [t for t in targets if ls.state.baselines.pop(t, None) is not None]
@@ -705,12 +563,6 @@ async def clear_baseline(ls: BottleneckServer, *args: Any) -> dict[str, Any]:
     return {"cleared": [uris.from_fs_path(t) for t in cleared]}
 
 
-def _local_path(text: str) -> str:
-    if len(text) > MAX_ARG_CHARS:
-        raise JobError("the path is too long")
-    return (uris.to_fs_path(text) or text) if text.startswith("file:") else os.path.expanduser(text)
-
-
 def _open_and_place(path: str, folder: str) -> relocate.Relocated:
     doc = result.load_document(path)
     return relocate.relocate(doc, relocate.find_root(doc, folder))
@@ -721,8 +573,8 @@ async def open_result(ls: BottleneckServer, arguments: OpenResultArguments) -> d
     """Show a result made elsewhere (``bottleneck-lsp profile --json``, another machine) on
     the files here: each ranked line where its text still stands; the others are listed."""
     try:
-        path = _local_path(arguments.path)
-        folder = _local_path(arguments.root) if arguments.root else None
+        path = local_path(arguments.path)
+        folder = local_path(arguments.root) if arguments.root else None
         if folder is None:
             folders = [uris.to_fs_path(f.uri) for f in ls.workspace.folders.values()]
             folder = next((f for f in folders if f), None) or ls.workspace.root_path
@@ -739,7 +591,7 @@ async def open_result(ls: BottleneckServer, arguments: OpenResultArguments) -> d
     ls.state.last_script = script
     added = ls.replace_results(script, doc)
     await ls.refresh_lenses()
-    summary = f"{_summary(doc, added)}; opened from {os.path.basename(path)}"
+    summary = f"{summary_line(doc, added)}; opened from {os.path.basename(path)}"
     if placed.skipped:
         listed = ", ".join(str(s) for s in placed.skipped[:5])
         more = f" and {len(placed.skipped) - 5} more" if len(placed.skipped) > 5 else ""
@@ -938,7 +790,8 @@ def serve(
         return 0
     written: list[Path] = []
     try:
-        return asyncio.run(_listen(tcp, socket_path, token_file, no_auth, written))
+        serving = transport.serve_socket(server.protocol, tcp, socket_path, token_file, no_auth, written)
+        return asyncio.run(serving)
     except (auth.TokenError, OSError, ValueError) as exc:
         print(f"bottleneck-lsp: error: {exc}", file=sys.stderr)
         return 2
@@ -948,67 +801,3 @@ def serve(
         for path in written:
             transport.remove_quietly(path)
         server.shutdown()  # type: ignore[no-untyped-call]
-
-
-def _say(text: str) -> None:
-    print(f"bottleneck-lsp: {text}", file=sys.stderr, flush=True)
-
-
-async def _listen(
-    tcp: str | None, socket_path: str | None, token_file: str | None, no_auth: bool, written: list[Path]
-) -> int:
-    given = Path(token_file).expanduser().absolute() if token_file else None
-    token: str | None = None
-    keep_file = False
-    if not no_auth and given is not None and given.exists():
-        token, keep_file = auth.read_token(given), True
-    elif not no_auth and (tcp is not None or given is not None):
-        token = auth.new_token()
-    listener = transport.Listener(server.protocol, token)
-    # SIGTERM ends the loop as the client's exit does (token files removed); an exception raised
-    # by a signal handler could land inside the loop's own bookkeeping and hang its shutdown.
-    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, listener.finished.set)
-    if no_auth:
-        _say(
-            "WARNING: --no-auth: any process that can reach this server can run code as you "
-            "through the profile command; use it only where nobody else can connect"
-        )
-    if socket_path is not None:
-        path = Path(socket_path).expanduser().absolute()
-        transport.prepare_socket_path(path)
-        started = await transport.start_unix(path, listener.connection)
-        written.append(path)
-        where = f"unix socket {path} (mode 0600: only you can connect)"
-    else:
-        assert tcp is not None
-        host, _, port_text = tcp.rpartition(":")
-        host = host or "127.0.0.1"
-        try:
-            port = int(port_text)
-        except ValueError:
-            raise ValueError(f"--tcp wants [HOST:]PORT, not {tcp!r}") from None
-        if not _is_loopback(host):
-            _say(
-                f"warning: listening on {host}, not loopback: anyone who can reach this port "
-                "can try to connect (the token is what keeps them out)"
-            )
-        started = await transport.start_tcp(host, port, listener.connection)
-        where = f"{host}:{transport.bound_port(started)}"
-    if token is not None and not keep_file:
-        path = given or auth.default_dir() / f"tcp-{where.rsplit(':', 1)[-1]}.token"
-        auth.write_token(path, token)
-        written.append(path)
-        where += f"; token in {path} (clients pass it as initializationOptions.token)"
-    elif token is not None:
-        where += f"; token from {given} (clients pass it as initializationOptions.token)"
-    _say(f"listening on {where}")
-    async with started:
-        await listener.finished.wait()
-    return listener.exit_code
-
-
-def _is_loopback(host: str) -> bool:
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return host == "localhost"

@@ -18,15 +18,19 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ipaddress
 import json
 import logging
 import os
+import signal
 import socket
 import stat
+import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from . import auth
 from .auth import Gate
 
 log = logging.getLogger(__name__)
@@ -176,3 +180,75 @@ def remove_quietly(path: Path | None) -> None:
     if path is not None:
         with contextlib.suppress(OSError):
             path.unlink()
+
+
+def say(text: str) -> None:
+    """A line for the person who started the server (stderr)."""
+    print(f"bottleneck-lsp: {text}", file=sys.stderr, flush=True)
+
+
+async def serve_socket(
+    protocol: Any,
+    tcp: str | None,
+    socket_path: str | None,
+    token_file: str | None,
+    no_auth: bool,
+    written: list[Path],
+) -> int:
+    """Serve ``protocol`` on a TCP port or a Unix socket until its client leaves (or SIGTERM),
+    with a token unless ``no_auth``; the files it writes (socket, token) go in ``written``."""
+    given = Path(token_file).expanduser().absolute() if token_file else None
+    token: str | None = None
+    keep_file = False
+    if not no_auth and given is not None and given.exists():
+        token, keep_file = auth.read_token(given), True
+    elif not no_auth and (tcp is not None or given is not None):
+        token = auth.new_token()
+    listener = Listener(protocol, token)
+    # SIGTERM ends the loop as the client's exit does (token files removed); an exception raised
+    # by a signal handler could land inside the loop's own bookkeeping and hang its shutdown.
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, listener.finished.set)
+    if no_auth:
+        say(
+            "WARNING: --no-auth: any process that can reach this server can run code as you "
+            "through the profile command; use it only where nobody else can connect"
+        )
+    if socket_path is not None:
+        path = Path(socket_path).expanduser().absolute()
+        prepare_socket_path(path)
+        started = await start_unix(path, listener.connection)
+        written.append(path)
+        where = f"unix socket {path} (mode 0600: only you can connect)"
+    else:
+        assert tcp is not None
+        host, _, port_text = tcp.rpartition(":")
+        host = host or "127.0.0.1"
+        try:
+            port = int(port_text)
+        except ValueError:
+            raise ValueError(f"--tcp wants [HOST:]PORT, not {tcp!r}") from None
+        if not is_loopback(host):
+            say(
+                f"warning: listening on {host}, not loopback: anyone who can reach this port "
+                "can try to connect (the token is what keeps them out)"
+            )
+        started = await start_tcp(host, port, listener.connection)
+        where = f"{host}:{bound_port(started)}"
+    if token is not None and not keep_file:
+        path = given or auth.default_dir() / f"tcp-{where.rsplit(':', 1)[-1]}.token"
+        auth.write_token(path, token)
+        written.append(path)
+        where += f"; token in {path} (clients pass it as initializationOptions.token)"
+    elif token is not None:
+        where += f"; token from {given} (clients pass it as initializationOptions.token)"
+    say(f"listening on {where}")
+    async with started:
+        await listener.finished.wait()
+    return listener.exit_code
+
+
+def is_loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host == "localhost"

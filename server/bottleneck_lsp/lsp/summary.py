@@ -1,0 +1,64 @@
+"""The one-line summary of a profile: the command's answer, the progress message while it
+runs, and what the server's log and the client's status show."""
+
+from __future__ import annotations
+
+import os
+
+from .. import analysis, wording
+from ..model import Document
+from . import annotations as notes
+
+
+def summary_line(doc: Document, added: list[notes.Annotation], so_far: str = "") -> str:
+    """One line: how the run ended (``so_far``: how far it is, while it runs), its top
+    line (the first row of the one ranking: the same line the CLI prints first), the verdict."""
+    name = os.path.basename(doc.script)
+    if doc.status == "cancelled":  # stopped by the user: no exit code to tell
+        head = f"{name}: cancelled"
+    elif doc.status != "ok":
+        head = f"{name}: {doc.status.replace('_', ' ')}"
+        if doc.exit_code not in (None, 0):
+            head += f" (exit code {doc.exit_code})"
+    else:
+        head = f"{name}: {so_far or 'done'}"
+    rows = [a.row for a in added if a.row is not None]
+    if rows:
+        top = rows[0]  # annotations.build keeps analysis.hotspots' order
+        head += (
+            f"; top line {os.path.basename(top.file)}:{top.line} "
+            f"{top.share * 100:.1f}% of {analysis.KIND_LABEL[top.kind]}"
+        )
+    else:
+        head += "; no hot line in your files"
+    verdict = doc.verdict
+    if verdict is not None:
+        head += f"; {verdict.bound.upper()}-bound (device busy {verdict.device_busy_fraction * 100:.0f}%)"
+    holders = analysis.out_of_memory_holders(doc)
+    if holders:
+        row, held = holders[0]
+        head += f"; out of memory: {os.path.basename(row.file)}:{row.line} held {wording.size(held)}"
+    if analysis.found_disagreements(doc):
+        head += "; passes disagree on call counts (seed the script: see the report)"
+    if analysis.runner_never_started(doc):
+        head += (
+            "; "
+            + analysis.never_started_message(doc)
+            + " Choose another: bottleneck.interpreter (the server's python setting)"
+        )
+    failed = analysis.failed_pass(doc)
+    if failed is not None and failed.error is not None and failed.error.rank is not None:
+        error = failed.error
+        where = f" at {os.path.basename(error.file)}:{error.line}" if error.file else ""
+        head += f"; rank {error.rank} failed: {error.type}{where}"
+    module = analysis.run_as_module(doc)
+    if module is not None:
+        how = "the module argument" if module.base == doc.cwd else f"bottleneck.cwd set to {module.base}"
+        head += f"; it is in a package: it runs as python -m {module.name} with {how}"
+    straggler = doc.distributed.straggler if doc.distributed is not None else None
+    if straggler is not None:
+        head += f"; straggler: rank {straggler.rank}"
+        if straggler.lines:
+            late = straggler.lines[0]
+            head += f", {os.path.basename(late.file)}:{late.line} +{wording.ms(late.excess_s)}"
+    return head

@@ -14,8 +14,8 @@ from pygls.protocol import default_converter
 from bottleneck_lsp import analysis, report, wording
 from bottleneck_lsp.analysis import Thresholds
 from bottleneck_lsp.lsp import annotations, tracking
-from bottleneck_lsp.lsp.server import _summary
 from bottleneck_lsp.lsp.settings import Settings, merge
+from bottleneck_lsp.lsp.summary import summary_line
 from bottleneck_lsp.model import Cell, Document
 from bottleneck_lsp.result import load, validate
 
@@ -137,7 +137,7 @@ def test_annotations_one_diagnostic_per_line_with_lens_and_hover() -> None:
     hover = annotations.hover([hot], doc)
     assert "| wall (ranked by) |" in hover and "| op CPU |" in hover and "Ops from this line" in hover
     # the server's summary names the same first line
-    summary = _summary(doc, items)
+    summary = summary_line(doc, items)
     assert "top line train.py:42" in summary and "% of wall time" in summary
 
 

@@ -20,7 +20,7 @@ from pygls.protocol import default_converter
 from bottleneck_lsp import analysis, report
 from bottleneck_lsp.analysis import Thresholds
 from bottleneck_lsp.lsp import annotations
-from bottleneck_lsp.lsp.server import _summary
+from bottleneck_lsp.lsp.summary import summary_line
 from bottleneck_lsp.replay import RecordingError, replay
 from bottleneck_lsp.result import validate
 from bottleneck_lsp.runner.device import union_ns
@@ -151,7 +151,7 @@ def test_editor_annotations_from_a_replayed_document_carry_device_figures_and_th
         wait_diag is not None
         and "the CPU waited 99 ms here on the device" in json.loads(wait_diag)["message"]
     )
-    summary = _summary(doc, items)
+    summary = summary_line(doc, items)
     assert "top line cuda_gpu_bound.py:9" in summary and "of device time" in summary
     assert summary.endswith("GPU-bound (device busy 55%)")
 

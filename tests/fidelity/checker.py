@@ -33,7 +33,7 @@ from typing import Any
 from bottleneck_lsp import analysis, report
 from bottleneck_lsp.jobs import Job, JobSpec
 from bottleneck_lsp.lsp import annotations
-from bottleneck_lsp.lsp.server import _summary
+from bottleneck_lsp.lsp.summary import summary_line
 from bottleneck_lsp.model import Document
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
@@ -260,7 +260,7 @@ def check(script: Path) -> Outcome:
                 found = reported_lines(doc, column)
                 runs[column].append({(f, ln): (share, exact) for f, ln, share, exact in found})
             outcome.shown_first.append(shown_first(doc))
-            outcome.summary_top.append(_summary(doc, annotations.build(doc, analysis.Thresholds())))
+            outcome.summary_top.append(summary_line(doc, annotations.build(doc, analysis.Thresholds())))
     only = ONLY.search(header)
     wanted = only.group(1).split(",") if only else ["wall", "op"]  # names: wall, op (op CPU)
     outcome.columns = [c for c in COLUMNS if any(runs[c]) and c.split()[0] in wanted]

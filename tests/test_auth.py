@@ -69,6 +69,7 @@ class Client:
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.reader, self.writer = reader, writer
         self.next_id = 0
+        self.others: list[dict[str, Any]] = []  # what came while waiting for an answer
 
     def send(self, method: str, params: Any = None, request: bool = True) -> int:
         message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
@@ -101,6 +102,7 @@ class Client:
             assert message is not None, f"closed before answering request {msg_id}"
             if message.get("id") == msg_id and "method" not in message:
                 return message
+            self.others.append(message)
 
     async def closed(self) -> bool:
         while True:
@@ -111,8 +113,10 @@ class Client:
             if message is None:
                 return True
 
-    async def initialize(self, root: Path, token: str | None) -> dict[str, Any]:
-        options: dict[str, Any] = {"bottleneck": {}}
+    async def initialize(self, root: Path, token: str | None, flat: bool = False) -> dict[str, Any]:
+        """``flat``: the settings beside the token, not under "bottleneck" (as the README's Emacs
+        and lsp-mode examples send them)."""
+        options: dict[str, Any] = {"top": 3} if flat else {"bottleneck": {}}
         if token is not None:
             options["token"] = token
         params = {
@@ -167,16 +171,18 @@ async def _intruder(server: Server, tmp_path: Path, token: str | None) -> None:
     assert not marker.exists() and runner_pids(str(script)) == []
 
 
-async def _owner(server: Server, tmp_path: Path, token: str | None) -> None:
+async def _owner(server: Server, tmp_path: Path, token: str | None, flat: bool = False) -> None:
     """The rightful client: initialize succeeds and commands run."""
     client = await server.connect()
-    reply = await client.initialize(tmp_path, token)
+    reply = await client.initialize(tmp_path, token, flat)
     assert "result" in reply and reply["result"]["serverInfo"]["name"] == "bottleneck-lsp", reply
     client.send("initialized", {}, request=False)
     cleared = await client.answer(
         client.send("workspace/executeCommand", {"command": "bottleneck.clear", "arguments": []})
     )
     assert cleared["result"]["cleared"] == 0
+    shown = [m["params"]["message"] for m in client.others if m.get("method") == "window/showMessage"]
+    assert not shown, shown  # the token is not a setting: no "unknown setting 'token'" warning
     # a second client is turned away while this one is served
     other = await server.connect()
     assert await other.closed()
@@ -220,7 +226,7 @@ def test_a_token_file_of_your_own_is_read_and_must_be_private(tmp_path: Path) ->
     try:
         assert server.token_path == mine and "token from" in server.stderr[-1]
         asyncio.run(_intruder(server, tmp_path, None))
-        asyncio.run(_owner(server, tmp_path, "s3cret-" * 6))
+        asyncio.run(_owner(server, tmp_path, "s3cret-" * 6, flat=True))
         assert server.proc.wait(20) == 0
         assert mine.exists()  # the user's own file stays
     finally:

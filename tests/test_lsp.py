@@ -64,6 +64,10 @@ async def test_profile_marks_the_hot_line_with_diagnostic_lens_and_hover(client:
         if isinstance(r, types.WorkDoneProgressReport) and "top line fn_call.py:5 " in (r.message or "")
     ]
     assert interim and "of wall time" in interim[0], reports
+    # ... and stays in the next pass's progress (a client's status item shows the last message)
+    started = [r.message or "" for r in reports if isinstance(r, types.WorkDoneProgressReport)]
+    assert "pass 1/2: sample" in started, started
+    assert any(m.startswith("pass 2/2: cpu; top line so far fn_call.py:5 ") for m in started), started
     assert any("annotations after the sample pass" in m.message for m in client.log_messages)
     refreshes = client.lens_refreshes  # type: ignore[attr-defined]
     if client.caps_name == "neovim":  # type: ignore[attr-defined]
@@ -76,6 +80,13 @@ async def test_helper_hotspot_published_on_the_helper_uri(client: LanguageClient
     await execute(client, "bottleneck.profile", {"uri": uri_of("uses_helper.py")})
     diag = hot_diagnostic(client, "helper_mod.py")
     assert diag.message.split(" of ", 1)[1].startswith("op CPU time") and diag.code == "cpu-op-time"
+    # the baseline commands from the helper's editor (VS Code sends the active file) act on
+    # the script whose hot lines are there
+    pinned = await execute(client, "bottleneck.pinBaseline", uri_of("helper_mod.py"))
+    assert pinned.get("pinned") == uri_of("uses_helper.py"), pinned
+    cleared = await execute(client, "bottleneck.clearBaseline", uri_of("helper_mod.py"))
+    assert cleared["cleared"] == [uri_of("uses_helper.py")], cleared
+    assert (await execute(client, "bottleneck.stop", None))["stopped"] == []  # null: every job (none)
 
 
 async def test_backward_hotspot_links_its_forward_line(client: LanguageClient) -> None:
@@ -192,7 +203,9 @@ async def test_a_python_heavy_pass_is_forecast_and_explained(client: LanguageCli
             if isinstance(r, types.WorkDoneProgressReport) and (r.message or "").startswith("pass ")
         ]
 
-    assert await pass_starts() == ["pass 1/2: cprofile", "pass 2/2: cpu"]
+    starts = await pass_starts()
+    assert starts[0] == "pass 1/2: cprofile" and starts[1].startswith("pass 2/2: cpu"), starts
+    assert "(cProfile counted" not in starts[1], starts
     assert not [m.message for m in client.log_messages if "the Python tracer recorded" in m.message]
 
     client.workspace_did_change_configuration(

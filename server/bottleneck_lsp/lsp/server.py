@@ -39,7 +39,7 @@ from .arguments import OpenResultArguments, ProfileArguments, strict
 from .auth import Gate
 from .jobspec import job_spec, local_path, script_path
 from .settings import Settings, merge
-from .summary import summary_line
+from .summary import summary_line, top_line
 from .warm import WarmForks
 from .writer import QueuedWriter
 
@@ -324,9 +324,10 @@ async def _run(ls: BottleneckServer, script: str, running: Running) -> dict[str,
 
     streamed = 0
     interim: list[asyncio.Future[None]] = []
+    top_so_far = ""  # the passes so far's top line: kept in the next passes' progress
 
     def on_event(event: JobEvent) -> None:
-        nonlocal streamed
+        nonlocal streamed, top_so_far
         if event.kind == "pass_start" and event.forecast:
             ls.log(f"{os.path.basename(script)}: pass {event.pass_name}: {event.forecast}")
         if event.kind == "output" and event.text.strip():
@@ -346,10 +347,11 @@ async def _run(ls: BottleneckServer, script: str, running: Running) -> dict[str,
             ranks = job.spec.local_ranks() if job.spec.distributed else []
             on = f" on ranks {', '.join(map(str, ranks))}" if ranks else ""
             ahead = f" ({event.forecast})" if event.forecast else ""
+            top = f"; top line so far {top_so_far}" if top_so_far else ""
             ls.work_done_progress.report(
                 token,
                 types.WorkDoneProgressReport(
-                    message=f"pass {event.index + 1}/{event.total}: {event.pass_name}{on}{ahead}",
+                    message=f"pass {event.index + 1}/{event.total}: {event.pass_name}{on}{ahead}{top}",
                     percentage=percent,
                 ),
             )
@@ -363,6 +365,7 @@ async def _run(ls: BottleneckServer, script: str, running: Running) -> dict[str,
                 # Progressive: the hot lines as the passes so far have them (the sample pass
                 # runs first, at about the script's own speed); later passes refine them.
                 added = ls.replace_results(script, event.doc, running.bases)
+                top_so_far = top_line(added)
                 ls.log(
                     f"{os.path.basename(script)}: {len(added)} annotations after the {event.pass_name} pass"
                 )
@@ -493,9 +496,9 @@ def _warn_unsaved(ls: BottleneckServer, script: str) -> None:
 
 @server.command(STOP)
 async def stop(ls: BottleneckServer, *args: Any) -> dict[str, Any]:
-    """Stop the job for a script URI, or every job when none is given."""
+    """Stop the job for a script URI, or every job when none is given (or null)."""
     targets = list(ls.state.running)
-    if args:
+    if args and args[0] is not None:
         try:
             path = script_path(args[0])
         except JobError as exc:
@@ -518,10 +521,22 @@ def clear(ls: BottleneckServer, *args: Any) -> dict[str, Any]:
     return {"cleared": ls.clear()}
 
 
+def _script_of(ls: BottleneckServer, path: str) -> str:
+    """The profiled script a file stands for: itself when it has a result, else the script
+    whose hot lines are in it (a helper module; the last one profiled first), else itself."""
+    if path in ls.state.results:
+        return path
+    uri = uris.from_fs_path(path)
+    holders = [s for s, files in ls.state.bases.items() if uri in files and s in ls.state.results]
+    if ls.state.last_script in holders:
+        return ls.state.last_script
+    return holders[0] if holders else path
+
+
 def _last_result(ls: BottleneckServer, args: tuple[Any, ...]) -> tuple[str, Document]:
-    """The script a command names (its URI argument, or the last one profiled) and its
-    last result; JobError says what is missing."""
-    script = script_path(args[0]) if args and args[0] is not None else ls.state.last_script
+    """The script a command names (its URI argument, or the file of the user's own code it
+    annotated; else the last one profiled) and its last result; JobError says what is missing."""
+    script = _script_of(ls, script_path(args[0])) if args and args[0] is not None else ls.state.last_script
     doc = ls.state.results.get(script) if script else None
     if script is None or doc is None:
         raise JobError("No profile yet: run bottleneck.profile on a script first.")
@@ -545,12 +560,12 @@ async def pin_baseline(ls: BottleneckServer, *args: Any) -> dict[str, Any]:
 
 @server.command(UNPIN)
 async def clear_baseline(ls: BottleneckServer, *args: Any) -> dict[str, Any]:
-    """Clear the pinned baseline (of the given script URI, or of every script): lenses
-    compare with the previous run again."""
+    """Clear the pinned baseline (of the given script URI or of the script whose hot lines
+    are in that file, or of every script): lenses compare with the previous run again."""
     targets = list(ls.state.baselines)
     if args and args[0] is not None:
         try:
-            targets = [script_path(args[0])]
+            targets = [_script_of(ls, script_path(args[0]))]
         except JobError as exc:
             return _fail(ls, str(exc))
     cleared = [t for t in targets if ls.state.baselines.pop(t, None) is not None]

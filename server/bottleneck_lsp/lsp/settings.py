@@ -49,6 +49,9 @@ class Settings:
         )
 
 
+# Beside the settings in initializationOptions: the connection's token (``auth.Gate`` reads it).
+NOT_A_SETTING = "token"
+
 _KEYS = {
     "python": "python",
     "interpreter": "python",
@@ -137,6 +140,8 @@ def merge(current: Settings, raw: Any) -> Settings:
     problems = []
     known = {f.name for f in fields(Settings)}
     for key, value in raw.items():
+        if key == NOT_A_SETTING:
+            continue
         name = _KEYS.get(key)
         if name is None or name not in known:
             problems.append(f"unknown setting {key!r}")

@@ -10,6 +10,17 @@ from ..model import Document
 from . import annotations as notes
 
 
+def top_line(added: list[notes.Annotation]) -> str:
+    """The first row of the one ranking (``train.py:42 50.8% of wall time``), or ""."""
+    rows = [a.row for a in added if a.row is not None]
+    if not rows:
+        return ""
+    top = rows[0]  # annotations.build keeps analysis.hotspots' order
+    return (
+        f"{os.path.basename(top.file)}:{top.line} {top.share * 100:.1f}% of {analysis.KIND_LABEL[top.kind]}"
+    )
+
+
 def summary_line(doc: Document, added: list[notes.Annotation], so_far: str = "") -> str:
     """One line: how the run ended (``so_far``: how far it is, while it runs), its top
     line (the first row of the one ranking: the same line the CLI prints first), the verdict."""
@@ -22,15 +33,8 @@ def summary_line(doc: Document, added: list[notes.Annotation], so_far: str = "")
             head += f" (exit code {doc.exit_code})"
     else:
         head = f"{name}: {so_far or 'done'}"
-    rows = [a.row for a in added if a.row is not None]
-    if rows:
-        top = rows[0]  # annotations.build keeps analysis.hotspots' order
-        head += (
-            f"; top line {os.path.basename(top.file)}:{top.line} "
-            f"{top.share * 100:.1f}% of {analysis.KIND_LABEL[top.kind]}"
-        )
-    else:
-        head += "; no hot line in your files"
+    top = top_line(added)
+    head += f"; top line {top}" if top else "; no hot line in your files"
     verdict = doc.verdict
     if verdict is not None:
         head += f"; {verdict.bound.upper()}-bound (device busy {verdict.device_busy_fraction * 100:.0f}%)"

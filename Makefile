@@ -20,6 +20,8 @@ demo: $(STAMP)
 lint: $(STAMP)
 	$(VENV)/bin/ruff format --check server tests benchmarks vscode-extension/bundled/tool
 	$(VENV)/bin/ruff check server tests benchmarks vscode-extension/bundled/tool
+	@# every test module imports (a name moved in the package and a test still imports it: seconds, not a run)
+	@$(PY) -m pytest --collect-only -q >/dev/null || { $(PY) -m pytest --collect-only -q | tail -30; exit 1; }
 
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy

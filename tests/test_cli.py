@@ -200,3 +200,47 @@ def test_a_warning_torch_gives_in_the_cpu_pass_names_the_users_line() -> None:
     err = done.stderr.decode()
     assert f"warns.py:{marker_line('warns.py', '# WARN')}: UserWarning" in err, err[-2000:]
     assert "linemarker.py" not in err
+
+
+def test_on_a_terminal_the_first_pass_names_the_hot_line_before_the_others_run() -> None:
+    """stderr on a terminal (a real pseudo-terminal here): each pass as it starts and ends, and
+    after the sample pass, which runs at about the script's own speed, the hot line so far."""
+    import pty
+    import threading
+
+    leader, follower = pty.openpty()
+    chunks: list[bytes] = []
+
+    def read() -> None:
+        while True:
+            try:
+                chunk = os.read(leader, 4096)
+            except OSError:  # EIO: the terminal's last writer closed it
+                return
+            if not chunk:
+                return
+            chunks.append(chunk)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "bottleneck_lsp", "--passes", "sample,cpu", str(SCRIPTS / "fn_call.py")],
+            stdout=subprocess.PIPE,
+            stderr=follower,
+            timeout=300,
+        )
+    finally:
+        os.close(follower)
+    reader.join(10)
+    os.close(leader)
+    shown = b"".join(chunks).decode(errors="replace").replace("\r\n", "\n")
+    assert done.returncode == 0, shown[-2000:]
+    lines = [line for line in shown.splitlines() if line.startswith("[bottleneck] ")]
+    hot = marker_line("fn_call.py", "# HOT")
+    assert lines[0] == "[bottleneck] pass 1/2: sample ...", lines
+    assert re.fullmatch(
+        rf"\[bottleneck\] pass sample: ok; top line so far fn_call\.py:{hot} \d+\.\d% of wall time", lines[1]
+    ), lines
+    assert lines[2] == "[bottleneck] pass 2/2: cpu ...", lines
+    assert lines[3] == "[bottleneck] pass cpu: ok", lines  # the last pass: the report follows

@@ -18,7 +18,7 @@ from pygls import uris
 from pytest_lsp import LanguageClient
 
 from bottleneck_lsp.analysis import WALL
-from bottleneck_lsp.cli import MIN_REGRESSION_MS
+from bottleneck_lsp.cliargs import MIN_REGRESSION_MS
 from bottleneck_lsp.compare import compare, regressions
 from bottleneck_lsp.model import RankedLine
 from bottleneck_lsp.result import load_document

@@ -7,6 +7,8 @@ form (code lenses); ``verdict_sentence`` the CPU/GPU verdict. ``plain=True`` giv
 
 from __future__ import annotations
 
+import os
+
 from .analysis import (
     COLUMNS,
     COMPILING,
@@ -28,6 +30,11 @@ from .model import Disagreement, Distributed, Straggler, Verdict
 
 NOTABLE_MEMORY_SHARE = Thresholds().min_memory_share
 RANK_SPREAD = Thresholds().rank_spread
+
+
+def top_line(row: Hotspot) -> str:
+    """The first row of a ranking as a summary names it: ``train.py:42 50.8% of wall time``."""
+    return f"{os.path.basename(row.file)}:{row.line} {row.share * 100:.1f}% of {KIND_LABEL[row.kind]}"
 
 
 def ms(seconds: float) -> str:

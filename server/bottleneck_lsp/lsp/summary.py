@@ -13,12 +13,7 @@ from . import annotations as notes
 def top_line(added: list[notes.Annotation]) -> str:
     """The first row of the one ranking (``train.py:42 50.8% of wall time``), or ""."""
     rows = [a.row for a in added if a.row is not None]
-    if not rows:
-        return ""
-    top = rows[0]  # annotations.build keeps analysis.hotspots' order
-    return (
-        f"{os.path.basename(top.file)}:{top.line} {top.share * 100:.1f}% of {analysis.KIND_LABEL[top.kind]}"
-    )
+    return wording.top_line(rows[0]) if rows else ""  # annotations.build keeps the ranking's order
 
 
 def summary_line(doc: Document, added: list[notes.Annotation], so_far: str = "") -> str:

@@ -235,13 +235,13 @@ def test_a_process_preempted_as_the_timer_starts_still_places_its_python(tmp_pat
 def test_a_look_never_names_line_zero() -> None:
     """A module's first instruction has line 0 on Python 3.11 (a look there once became a
     diagnostic at line -1); and a loop's jump back may have no line at all."""
-    from bottleneck_lsp.runner.sampler import _line_before
+    from bottleneck_lsp.runner.bytecode import line_before
 
     source = '"""doc"""\nimport os\nx = 1\nfor i in range(3):\n    x += i\n    if x:\n        x -= 1\n'
     code = compile(source, "m.py", "exec")
     offsets = [start for start, _end, _line in code.co_lines()]
-    assert all(_line_before(code, offset) >= 1 for offset in offsets)
-    assert _line_before(code, 0) == 1  # the module's first line with code
+    assert all(line_before(code, offset) >= 1 for offset in offsets)
+    assert line_before(code, 0) == 1  # the module's first line with code
 
 
 def test_the_sampler_thread_never_frees_what_a_frame_held(tmp_path: Path) -> None:
@@ -259,7 +259,7 @@ def test_the_sampler_thread_never_frees_what_a_frame_held(tmp_path: Path) -> Non
 
 LOOKS = r"""
 import ast, json, sys, threading
-from bottleneck_lsp.runner.sampler import _line_of
+from bottleneck_lsp.runner.bytecode import line_of
 
 # loop_if_tail.py's train(), compiled from that file (its lines, its name), without torch
 path = sys.argv[1]
@@ -277,7 +277,7 @@ def look():
     while not done.is_set():
         frame = sys._current_frames().get(main)
         if frame is not None and frame.f_code is train.__code__:
-            lines.append(_line_of((frame.f_code, frame.f_lasti, frame.f_lineno or 0)))
+            lines.append(line_of((frame.f_code, frame.f_lasti, frame.f_lineno or 0)))
         done.wait(0.0005)
 
 thread = threading.Thread(target=look)

@@ -72,60 +72,20 @@ thread's objects. Not measured: how often another thread's frame ends during a l
 
 from __future__ import annotations
 
-import dis
-import functools
 import signal
 import sys
 import threading
 import time
 from collections.abc import Callable
-from types import CodeType, FrameType
+from types import FrameType
 from typing import Any
 
+from .bytecode import CHECKS_AFTER_PYTHON_CALLS, Site, c_ops_before, held_here, in_c_call, line_of
 from .paths import FileClassifier
 
 # The kernel's own view of the timer, kept before ``_TimerGuard`` wraps ``signal.getitimer``
 # (a script's call to it hands the timer back; the sampler's own must not).
 _getitimer = getattr(signal, "getitimer", None)
-
-# Instructions during which the frame's thread is in C code that the frame called
-# (a builtin or extension function, an operator on tensors, a subscript).
-_C_CALL_OPS = frozenset(
-    dis.opmap[name]
-    for name in (
-        "CALL",
-        "CALL_FUNCTION",
-        "CALL_METHOD",
-        "CALL_FUNCTION_EX",
-        "CALL_FUNCTION_KW",
-        "CALL_KW",
-        "PRECALL",
-        "BINARY_OP",
-        "BINARY_SUBSCR",
-        "STORE_SUBSCR",
-        "COMPARE_OP",
-        "CONTAINS_OP",
-        "BINARY_MATRIX_MULTIPLY",
-        "INPLACE_MATRIX_MULTIPLY",
-        "BINARY_MULTIPLY",
-        "BINARY_ADD",
-        "BINARY_SUBTRACT",
-        "BINARY_TRUE_DIVIDE",
-        "INPLACE_ADD",
-        "INPLACE_MULTIPLY",
-        "INPLACE_SUBTRACT",
-    )
-    if name in dis.opmap
-)
-
-
-def _in_c_call(code: CodeType, index: int) -> bool:
-    ops = code.co_code
-    return 0 <= index < len(ops) and ops[index] in _C_CALL_OPS
-
-
-# What a look copies of one frame: its code, its instruction, its line.
-_Site = tuple[CodeType, int, int]
 
 
 class _Line:
@@ -191,76 +151,6 @@ class _TimerGuard:
         self.saved = {}
 
 
-@functools.lru_cache(maxsize=4096)
-def _line_before(code: CodeType, offset: int) -> int:
-    """The line of the last instruction at or before ``offset`` that has one (some have
-    none: Python 3.11's jump back at the end of a ``for`` body that ends in an ``if``, or a
-    module's first instruction), else the first line that has code."""
-    line = 0
-    for start, _end, number in code.co_lines():
-        if not number:  # None, or 0: a module's RESUME has line 0 on Python 3.11
-            continue
-        if start > offset and line:
-            break
-        line = number  # before ``offset``; or, when nothing before has one, the first after
-        if start > offset:
-            break
-    return line or max(code.co_firstlineno, 1)
-
-
-@functools.lru_cache(maxsize=1024)
-def _loop_jumps(code: CodeType) -> dict[int, int]:
-    """The backward jumps of a code object whose loop body spans several lines: offset ->
-    the line jumped to (the loop's head). A one-line body keeps its line (see ``_line_of``)."""
-    out = {}
-    lines = list(code.co_lines())
-    jumps = [i for i in dis.get_instructions(code) if "JUMP" in i.opname and isinstance(i.argval, int)]
-    for ins in jumps:
-        if ins.argval < ins.offset:
-            head = _line_before(code, ins.argval)
-            body = {
-                n for start, _end, n in lines if ins.argval <= start <= ins.offset and n not in (None, head)
-            }
-            if len(body) > 1:
-                out[ins.offset] = head
-    # Python 3.10 also checks at a jump taken forward, and its compiler sends a body's last
-    # ``if`` straight to the jump back: a look there is the same "end of this iteration".
-    # (3.11+ never stops at a forward jump; this changes nothing there.)
-    changed = True
-    while changed:
-        changed = False
-        for ins in jumps:
-            if ins.offset not in out and ins.argval in out:
-                out[ins.offset] = out[ins.argval]
-                changed = True
-    return out
-
-
-# Where Python checks for pending signals (3.11+: at these, and nowhere else; a binary
-# operator such as ``a @ b`` is not one, so a tick it holds back is handled at the next).
-# Python 3.10 checks at its jump back (JUMP_ABSOLUTE) too, and at a conditional jump when
-# taken, which is left out: not taken, it checked nothing.
-_CHECK_OPS = frozenset(
-    dis.opmap[name]
-    for name in (
-        "RESUME",
-        "JUMP_BACKWARD",
-        "JUMP_ABSOLUTE",
-        "CALL",
-        "CALL_FUNCTION",
-        "CALL_METHOD",
-        "CALL_FUNCTION_EX",
-        "CALL_KW",
-    )
-    if name in dis.opmap
-)
-
-
-# 3.11+ enters and leaves a Python function's frame without a check point; 3.10 checks
-# when its CALL_FUNCTION returns, whatever it called.
-_CHECKS_AFTER_PYTHON_CALLS = sys.version_info < (3, 11)
-
-
 def _on_stack(frame: FrameType | None, function: str) -> bool:
     """Whether a function of that name is running in ``frame`` or one of its callers."""
     while frame is not None:
@@ -268,52 +158,6 @@ def _on_stack(frame: FrameType | None, function: str) -> bool:
             return True
         frame = frame.f_back
     return False
-
-
-@functools.lru_cache(maxsize=4096)
-def _held_here(code: CodeType, offset: int) -> bool:
-    """Whether a tick held back by a C call and handled at ``offset`` (the end of a call)
-    was held by a C call of that same line: every C call since the previous check point
-    is on it. ``return d.mean()`` after ``d = c @ b`` is not (the matmul, one line up,
-    may have held it); ``return (a @ a).sum()`` is."""
-    if not 0 <= offset < len(code.co_code) or code.co_code[offset] not in _C_CALL_OPS:
-        return False
-    line = _line_before(code, offset)
-    for ins in reversed([i for i in dis.get_instructions(code) if i.offset < offset]):
-        if ins.opcode in _CHECK_OPS:
-            return True
-        if ins.opcode in _C_CALL_OPS and _line_before(code, ins.offset) != line:
-            return False
-    return True
-
-
-@functools.lru_cache(maxsize=4096)
-def _c_ops_before(code: CodeType, offset: int, line: int) -> frozenset[int]:
-    """The lines, other than ``line``, of the C ops (operators, subscripts: C code with no
-    check point of their own) between the previous check point and ``offset``. A tick
-    handled at ``offset`` soon after it arrived may have arrived in one of them."""
-    found = set()
-    for ins in reversed([i for i in dis.get_instructions(code) if i.offset < offset]):
-        if ins.opcode in _CHECK_OPS:
-            break
-        if ins.opcode in _C_CALL_OPS:
-            found.add(_line_before(code, ins.offset))
-    found.discard(line)
-    return frozenset(found)
-
-
-def _line_of(site: _Site) -> int:
-    """The line a look at a frame (``site``) is charged to. Python lets the sampler see the main
-    thread only at check points: calls, and the jump back to a loop's head. A look at that
-    jump says "somewhere in this loop" (Python names the body's last line, or no line at
-    all): with a body of several lines it goes to the loop's head, the ``for`` or
-    ``while`` line; a one-line body keeps its line. A look before a module's first line
-    (its RESUME, line 0) goes to the first line that has code."""
-    code, lasti, line = site
-    head = _loop_jumps(code).get(lasti)
-    if head is not None:
-        return head
-    return line if line else _line_before(code, lasti)
 
 
 class ThreadSampler:
@@ -374,12 +218,12 @@ class ThreadSampler:
             self._clock = None  # no per-thread CPU clock here: CPU time is not reported
 
     # -- the looks -------------------------------------------------------------------------
-    def _capture(self, frame: FrameType | None, held: list[Any] | None) -> list[_Site]:
+    def _capture(self, frame: FrameType | None, held: list[Any] | None) -> list[Site]:
         """The sites of ``frame``'s stack, innermost first, up to the first of the user's
         files known as such (files not seen before are resolved later, by ``_user_site``).
         Attribute reads only. ``held``: where the thread keeps each frame it reaches."""
         paths = self._paths
-        sites: list[_Site] = []
+        sites: list[Site] = []
         while frame is not None:
             code = frame.f_code
             path = paths.get(code.co_filename, "")
@@ -392,7 +236,7 @@ class ThreadSampler:
                 held.append(frame)
         return sites
 
-    def _user_site(self, sites: list[_Site]) -> tuple[str, _Site] | None:
+    def _user_site(self, sites: list[Site]) -> tuple[str, Site] | None:
         """The innermost of ``sites`` in the user's files, and its path."""
         paths = self._paths
         for site in sites:
@@ -404,10 +248,10 @@ class ThreadSampler:
                 return path, site
         return None
 
-    def _key(self, sites: list[_Site]) -> tuple[str, int] | None:
+    def _key(self, sites: list[Site]) -> tuple[str, int] | None:
         """The user's line a look at ``sites`` is charged to."""
         found = self._user_site(sites)
-        return None if found is None else (found[0], _line_of(found[1]))
+        return None if found is None else (found[0], line_of(found[1]))
 
     def _charge(
         self,
@@ -473,7 +317,7 @@ class ThreadSampler:
         self._charge_main(key, function, quantum, cpu, False)
         self._c_seen = (key, function)
 
-    def _look(self, sites: list[_Site], now: int, span: int, python: bool) -> None:
+    def _look(self, sites: list[Site], now: int, span: int, python: bool) -> None:
         """Charge the time since the last charged look, at most ``span`` ns (this kind of
         look's own period: what it can vouch for), to the user's line in a stack
         (``sites``, innermost first)."""
@@ -493,7 +337,7 @@ class ThreadSampler:
             self._python_seen = None
             return
         path, site = found
-        key = (path, _line_of(site))
+        key = (path, line_of(site))
         self._charge_main(key, site[0].co_name, quantum, cpu, python)
         if not python:
             self._c_seen = (key, site[0].co_name)
@@ -518,13 +362,13 @@ class ThreadSampler:
                 # line made and that just returned (handlers run at the end of a call).
                 self.signal_looks += 1
                 sites = self._capture(frame, None)
-                python = not _in_c_call(frame.f_code, frame.f_lasti)
+                python = not in_c_call(frame.f_code, frame.f_lasti)
                 earlier = self._thread_c
                 if earlier is not None and now - earlier[2] <= self._blocked_ns:
                     found = self._user_site(sites)
                     if found is not None and found[1] is sites[0]:  # a check point of the user's code
                         code, lasti, _line = found[1]
-                        before = _c_ops_before(code, lasti, _line_of(found[1]))
+                        before = c_ops_before(code, lasti, line_of(found[1]))
                         if earlier[0][0] == found[0] and earlier[0][1] in before:
                             # Handled at a check point (the end of a call, a loop's jump
                             # back) that a C op of another line ran just before, with no
@@ -537,12 +381,12 @@ class ThreadSampler:
                 return
             self.late_signals += 1
             seen, self._c_seen = self._c_seen, None  # that C call is over: charged once
-            if _held_here(frame.f_code, frame.f_lasti):
+            if held_here(frame.f_code, frame.f_lasti):
                 sites = self._capture(frame, None)
                 # Python 3.10 also checks at the end of a call to a Python function: the C
                 # call the thread saw in a function no longer on the stack (the callee, now
                 # returned) held it.
-                callee = _CHECKS_AFTER_PYTHON_CALLS and seen is not None and not _on_stack(frame, seen[1])
+                callee = CHECKS_AFTER_PYTHON_CALLS and seen is not None and not _on_stack(frame, seen[1])
                 if (seen is None or seen[0] != self._key(sites)) and not callee:
                     # A C call of this line held it, one no look saw: shorter than the
                     # thread's interval, or one that held the GIL (``sorted`` of a long
@@ -618,7 +462,7 @@ class ThreadSampler:
             # In a C call (the GIL released, or this look could not run): on time, and
             # what only this thread can see. Running Python: the timer's looks are the
             # ones on time there (this look waited for the GIL); without the timer, this.
-            in_c = _in_c_call(code, lasti)
+            in_c = in_c_call(code, lasti)
             if in_c or not timer or self.timer_released:
                 self._busy = True
                 try:
@@ -636,7 +480,7 @@ class ThreadSampler:
                         names = {t.ident: t.name for t in threading.enumerate()}
                         name = names.get(ident, str(ident))
                     path, site = found
-                    self._charge(self.other, (name, path, _line_of(site)), site[0].co_name, span, 0, 0)
+                    self._charge(self.other, (name, path, line_of(site)), site[0].co_name, span, 0, 0)
             self.overhead_ns += own() - begin
 
     # -- control -----------------------------------------------------------------------------

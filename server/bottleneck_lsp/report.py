@@ -338,7 +338,8 @@ def compiler_lines(hotspots: list[Hotspot], cwd: str, thresholds: Thresholds) ->
     out = []
     for h in hotspots:
         level = "warning" if analysis.severity(h, thresholds) == analysis.WARNING else "note"
-        out.append(f"{_where(h.file, cwd)}:{h.line}:{h.column}: {level}: {wording.message(h, plain=True)}")
+        text = wording.message(h, True, thresholds.min_memory_share)
+        out.append(f"{_where(h.file, cwd)}:{h.line}:{h.column}: {level}: {text}")
     return out
 
 

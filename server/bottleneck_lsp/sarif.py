@@ -113,7 +113,13 @@ def render(
             continue
         level = "warning" if analysis.severity(row, thresholds) == analysis.WARNING else "note"
         results.append(
-            _result(doc, row, rule_id(analysis.marked_for(row)), level, wording.message(row, plain=True))
+            _result(
+                doc,
+                row,
+                rule_id(analysis.marked_for(row)),
+                level,
+                wording.message(row, True, thresholds.min_memory_share),
+            )
         )
     for r in found or []:
         assert comparison is not None

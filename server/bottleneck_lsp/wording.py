@@ -49,11 +49,12 @@ def size(n: float) -> str:
     return f"{n:.0f} B"
 
 
-def _notable(row: Hotspot) -> bool:
-    """Memory is worded where the line holds a notable share of the peak (every figure is
-    in the document, the hover and the report's memory section)."""
+def _notable(row: Hotspot, memory_share: float) -> bool:
+    """Memory is worded where the line holds at least ``memory_share`` of the peak (the
+    threshold that annotates a line for its memory: every figure is in the document, the
+    hover and the report's memory section)."""
     cell = row.columns.get(MEMORY)
-    return cell is not None and cell.share >= NOTABLE_MEMORY_SHARE
+    return cell is not None and cell.share >= memory_share
 
 
 def held_at_failure(row: Hotspot, held: int) -> str:
@@ -158,14 +159,15 @@ def excess_sentence(s: Straggler, rank_s: float, others_s: float) -> str:
     )
 
 
-def message(row: Hotspot, plain: bool = False) -> str:
-    """The row's sentence: the ranking column first, then every other column measured."""
+def message(row: Hotspot, plain: bool = False, memory_share: float = NOTABLE_MEMORY_SHARE) -> str:
+    """The row's sentence: the ranking column first, then every other column measured (memory
+    where the line holds at least ``memory_share`` of the peak: ``Thresholds.min_memory_share``)."""
     order = [row.kind, *[k for k in COLUMNS if k != row.kind]] if row.kind in row.columns else list(COLUMNS)
     parts = []
     for kind in order:
         if kind not in row.columns or kind in (PYTHON, COMPILING):
             continue  # parts of the wall time, said with it
-        if kind == MEMORY and not _notable(row):
+        if kind == MEMORY and not _notable(row, memory_share):
             continue
         text = _cell_text(row, kind, plain)
         if kind == WALL and PYTHON in row.columns and row.columns[PYTHON].share >= 0.0005:  # shows as 0.1%
@@ -195,9 +197,10 @@ def compiling_text(row: Hotspot) -> str:
     return f"{ms(cell.time_s)}{of} while torch.compile compiled (one-time work)"
 
 
-def lens(row: Hotspot) -> str:
-    """Short: the ranking column, its top op or kernel, the other columns' shares."""
-    held = f"{size(row.columns[MEMORY].bytes or 0)} live at peak" if _notable(row) else ""
+def lens(row: Hotspot, memory_share: float = NOTABLE_MEMORY_SHARE) -> str:
+    """Short: the ranking column, its top op or kernel, the other columns' shares (memory as
+    in ``message``)."""
+    held = f"{size(row.columns[MEMORY].bytes or 0)} live at peak" if _notable(row, memory_share) else ""
     if row.kind not in row.columns:  # a line marked for another column (waits, memory)
         kinds = [k for k in (WALL, THREADS, CPU, DEVICE) if k in row.columns]
         parts = [f"{SHORT[k]} {row.columns[k].share * 100:.1f}%" for k in kinds]

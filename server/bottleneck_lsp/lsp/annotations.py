@@ -20,6 +20,7 @@ from ..analysis import Hotspot, Thresholds
 from ..compare import ADDED, LineChange, compare
 from ..diffreport import percent
 from ..model import Document, ForwardLink, Function, Pass
+from ..wording import NOTABLE_MEMORY_SHARE
 
 SOURCE = "bottleneck"
 ERROR_CODE = "script-error"
@@ -44,6 +45,8 @@ class Annotation:
     # by the moved copies.
     memo: dict[Any, str] = field(default_factory=dict, compare=False, repr=False)
     origin: int = -1  # the line (0-based) in the text that was profiled; edits move ``line`` only
+    # the share of the memory peak from which the lens words the line's memory (the thresholds')
+    memory_share: float = NOTABLE_MEMORY_SHARE
 
     def __post_init__(self) -> None:
         if self.origin < 0:
@@ -65,6 +68,7 @@ class Annotation:
             self.held,
             self.memo,
             self.origin,
+            self.memory_share,
         )
 
 
@@ -122,6 +126,7 @@ def build(
             column=max(row.column - 1, 0),
             since=changes.get(id(row)),
             since_label=since_label,
+            memory_share=thresholds.min_memory_share,
         )
         for row in analysis.hotspots(doc, thresholds)
         if row.line >= 1  # a position the editor can show
@@ -230,7 +235,7 @@ def diagnostic(a: Annotation, thresholds: Thresholds) -> str | None:
     row = a.row
     if row is None:
         return None
-    key = (thresholds.warning_share, thresholds.min_share)
+    key = (thresholds.warning_share, thresholds.min_share, thresholds.min_memory_share)
     body = a.memo.get(key)
     if body is None:
         body = a.memo[key] = _diagnostic_body(row, thresholds)
@@ -258,7 +263,7 @@ def _diagnostic_body(row: Hotspot, thresholds: Thresholds) -> str:
         )
     severity = _SEVERITY[analysis.severity(row, thresholds)]
     return (
-        f'"message":{_quote(wording.message(row))},"severity":{severity},'
+        f'"message":{_quote(wording.message(row, False, thresholds.min_memory_share))},"severity":{severity},'
         f'"source":{_SOURCE},"code":{_quote(analysis.marked_for(row))},'
         f'"data":{{"row":{_row_json(row)}}}{related}}}'
     )
@@ -278,7 +283,7 @@ def _lens_title(a: Annotation) -> str:
     if a.row is None:
         return ""
     change = since_text(a)
-    return wording.lens(a.row) + (f" · {change}" if change else "")
+    return wording.lens(a.row, a.memory_share) + (f" · {change}" if change else "")
 
 
 def since_text(a: Annotation) -> str:

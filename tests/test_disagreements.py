@@ -107,9 +107,11 @@ def test_the_ops_of_threads_the_script_starts_are_charged_to_their_lines() -> No
     assert "threaded_hot.py:12" in rows[0], hot[:8]  # the thread's matmul, first
     # the pool worker's line and the main thread's (small: not always above the table's
     # threshold) have their ops
-    ops = {ln.line: {op.name for op in ln.ops} for ln in cpu.lines}
-    assert {"aten::mul", "aten::sum"} <= ops.get(16, set()), cpu.lines
-    assert "aten::add" in ops.get(27, set()), cpu.lines
+    # (torch calls counted: which of a line's ops are its top five by time varies between
+    # runs among ops this small, and a check of their names failed one run in five)
+    calls = {ln.line: ln.count for ln in cpu.lines}
+    assert calls.get(16) == 12, cpu.lines  # 4 calls of pooled(): a slice, a multiply, a sum
+    assert calls.get(27) == 3, cpu.lines  # a + 1, three times
 
 
 def test_a_threads_hot_line_is_shown_and_marked_with_the_default_passes() -> None:

@@ -93,6 +93,8 @@ def test_cuda_pass_asked_for_without_cuda_is_skipped_with_the_reason() -> None:
     cuda = part_of(doc, "cuda")
     assert cuda is not None and cuda["status"] == "skipped"
     assert "without CUDA" in cuda["skip_reason"] or "no CUDA device" in cuda["skip_reason"]
+    assert set(cuda) == {"name", "status", "skip_reason"}, cuda  # what applies to a skipped pass
+    assert "replay" not in doc  # a profile's document, not a replay's
     sample = part_of(doc, "sample")
     assert sample is not None and sample["status"] == "ok" and "device" not in sample  # lines only
     assert doc["verdict"] is None

@@ -320,7 +320,8 @@ class Job:
             status="ok",
             # written only for a distributed job
             absent=frozenset(
-                ({"module"} if spec.module is None else set())
+                {"replay"}  # made by bottleneck-lsp replay only
+                | ({"module"} if spec.module is None else set())
                 | (set() if spec.distributed else {"launch", "ranks", "distributed"})
             ),
         )
@@ -467,7 +468,10 @@ class Job:
 
     def _skip_reason(self, name: str, doc: Document, stop_reason: str) -> Pass | None:
         def skipped(reason: str, omit: bool = False) -> Pass:
-            return Pass(name=name, status="skipped", skip_reason=reason, omit=omit)
+            # written with these keys only (a skipped pass is not changed after this)
+            return Pass.given(
+                name=name, status="skipped", skip_reason=reason, **({"omit": True} if omit else {})
+            )
 
         env = doc.environment
         if self._left_out(name, doc, bool(stop_reason)):

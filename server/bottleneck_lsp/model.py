@@ -39,6 +39,13 @@ class Node:
     def to_json(self) -> dict[str, Any]:
         return _unstructure(self)  # type: ignore[no-any-return]
 
+    @classmethod
+    def given(cls: type[T], **values: Any) -> T:
+        """One made here with these values only: its other keys (those with a default) are
+        left out when it is written, as a runner leaves out what does not apply."""
+        left_out = frozenset(key for name, key, _, default in _fields(cls) if default and name not in values)
+        return cls(**values, absent=left_out)
+
 
 # -- the document ----------------------------------------------------------------------------
 @dataclass(kw_only=True)

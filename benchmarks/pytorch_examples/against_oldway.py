@@ -199,17 +199,18 @@ def costs(results: list[dict[str, Any]]) -> str:
     for res in results:
         samples = [p.get("passes", {}).get("sample") or {} for p in good("ours", res)]
         body = _median([s["script_wall_s"] for s in samples if s.get("script_wall_s")])
-        # our cpu pass, per run that has all its parts: profiled body, post-processing, the rest
+        # our cpu pass, per run that has all its parts: profiled body, post-processing, the
+        # rest (the pass's whole time less those two)
         cpus = [
-            (c["script_wall_s"], c["postprocess_s"], c["wall_s"] - c["script_wall_s"] - c["postprocess_s"], c)
+            c
             for c in (p.get("passes", {}).get("cpu") or {} for p in good("ours_two", res))
             if c.get("script_wall_s") and c.get("postprocess_s") is not None and c.get("wall_s")
         ]
-        profiled = _median([run[0] for run in cpus])
-        post = _median([run[1] for run in cpus])
-        rest = _median([run[2] for run in cpus])
-        ours_all = _median([run[0] + run[1] + run[2] for run in cpus])
-        events = _median([run[3]["events"] for run in cpus])
+        profiled = _median([c["script_wall_s"] for c in cpus])
+        post = _median([c["postprocess_s"] for c in cpus])
+        rest = _median([c["wall_s"] - c["script_wall_s"] - c["postprocess_s"] for c in cpus])
+        ours_all = _median([c["wall_s"] for c in cpus])
+        events = _median([c["events"] for c in cpus])
         old = good("oldway", res)
         old_run = _median([o["autograd_run_s"] for o in old if "autograd_run_s" in o])
         old_post = _median([o["postprocess_s"] for o in old if "postprocess_s" in o])

@@ -338,7 +338,7 @@ def compiler_lines(hotspots: list[Hotspot], cwd: str, thresholds: Thresholds) ->
     out = []
     for h in hotspots:
         level = "warning" if analysis.severity(h, thresholds) == analysis.WARNING else "note"
-        text = wording.message(h, True, thresholds.min_memory_share)
+        text = wording.message(h, plain=True, memory_share=thresholds.min_memory_share)
         out.append(f"{_where(h.file, cwd)}:{h.line}:{h.column}: {level}: {text}")
     return out
 

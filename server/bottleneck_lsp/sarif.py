@@ -118,7 +118,7 @@ def render(
                 row,
                 rule_id(analysis.marked_for(row)),
                 level,
-                wording.message(row, True, thresholds.min_memory_share),
+                wording.message(row, plain=True, memory_share=thresholds.min_memory_share),
             )
         )
     for r in found or []:

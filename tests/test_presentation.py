@@ -207,3 +207,15 @@ def test_a_diagnostic_ends_where_its_line_does_in_utf16_units() -> None:
     diag = json.loads(annotations.diagnostic(dataclasses.replace(hot, text=text), Thresholds()) or "{}")
     span = diag["range"]["end"]["character"] - diag["range"]["start"]["character"]
     assert span == len(text) + 1  # one character outside the BMP: two units
+
+
+def test_a_function_lens_counts_its_calls_in_words() -> None:
+    """A hot function's lens and hover say "1 call", not "1 calls" (seen on pytorch/examples'
+    vae: its train() ran once)."""
+    items = annotations.build(recorded(), Thresholds())
+    hot = next(a for a in items if a.function is not None)
+    once = dataclasses.replace(hot, function=dataclasses.replace(hot.function, ncalls=1), memo={})
+    assert annotations.lens_title(once).endswith("· 1 call"), annotations.lens_title(once)
+    assert f"`{hot.function.function}`: 1 call," in annotations.hover([once], None)
+    twice = dataclasses.replace(once, function=dataclasses.replace(hot.function, ncalls=2), memo={})
+    assert annotations.lens_title(twice).endswith("· 2 calls")

@@ -262,11 +262,16 @@ def _diagnostic_body(row: Hotspot, thresholds: Thresholds) -> str:
             separators=(",", ":"),
         )
     severity = _SEVERITY[analysis.severity(row, thresholds)]
+    message = wording.message(row, memory_share=thresholds.min_memory_share)
     return (
-        f'"message":{_quote(wording.message(row, False, thresholds.min_memory_share))},"severity":{severity},'
+        f'"message":{_quote(message)},"severity":{severity},'
         f'"source":{_SOURCE},"code":{_quote(analysis.marked_for(row))},'
         f'"data":{{"row":{_row_json(row)}}}{related}}}'
     )
+
+
+def _calls(n: int) -> str:
+    return f"{n} call{'s' if n != 1 else ''}"
 
 
 def lens_title(a: Annotation) -> str:
@@ -279,7 +284,7 @@ def lens_title(a: Annotation) -> str:
 def _lens_title(a: Annotation) -> str:
     if a.function is not None:
         f = a.function
-        return f"tottime {f.tottime_s:.2f} s · cumtime {f.cumtime_s:.2f} s · {f.ncalls} calls"
+        return f"tottime {f.tottime_s:.2f} s · cumtime {f.cumtime_s:.2f} s · {_calls(f.ncalls)}"
     if a.row is None:
         return ""
     change = since_text(a)
@@ -321,7 +326,7 @@ def hover(annotations: list[Annotation], doc: Document | None) -> str:
         if a.function is not None:
             f = a.function
             notes.append(
-                f"`{f.function}`: {f.ncalls} calls, tottime {f.tottime_s:.3f} s, "
+                f"`{f.function}`: {_calls(f.ncalls)}, tottime {f.tottime_s:.3f} s, "
                 f"cumtime {f.cumtime_s:.3f} s ({f.share * 100:.1f}% of the cProfile pass)"
             )
         row = a.row

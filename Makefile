@@ -6,7 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test check check-pythons lint typecheck pytest faults bench fidelity extension vsix e2e clean
+.PHONY: demo test check check-pythons lint typecheck pytest faults bench fidelity extension vsix e2e editors clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -26,8 +26,16 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy
 
+# Debian's Emacs and its Eglot: tests/test_emacs.py runs README's Eglot blocks in them (Neovim,
+# for tests/test_neovim.py, is a dev extra).
+editors:
+	@if ! command -v emacs >/dev/null || ! dpkg -s elpa-eglot >/dev/null 2>&1; then \
+		echo "installing Debian packages emacs-nox and elpa-eglot"; \
+		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends emacs-nox elpa-eglot; \
+	fi
+
 # --durations: CI's log names the slowest tests (the budget is 45 minutes for all of make test).
-pytest: $(STAMP)
+pytest: $(STAMP) editors
 	$(PY) -m pytest -q --durations=20
 
 # The fault suites once more (pytest ran them once): races show up as flakes.
@@ -38,7 +46,7 @@ test: lint typecheck pytest faults e2e
 
 # The everyday tier: lint, types, the extension's checks and unit tests, and every Python
 # test but the slow ones (fidelity corpus, soak, repeated fault runs). `make test` is CI's.
-check: lint typecheck extension
+check: lint typecheck extension editors
 	$(PY) -m pytest -q -m "not slow"
 
 # Optional, not in CI: the everyday tier's Python tests under other CPythons that pyenv has

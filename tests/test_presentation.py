@@ -219,3 +219,14 @@ def test_a_function_lens_counts_its_calls_in_words() -> None:
     assert f"`{hot.function.function}`: 1 call," in annotations.hover([once], None)
     twice = dataclasses.replace(once, function=dataclasses.replace(hot.function, ncalls=2), memo={})
     assert annotations.lens_title(twice).endswith("· 2 calls")
+
+
+def test_a_line_of_one_torch_call_says_so_in_its_hover() -> None:
+    """The hover's ops note said "Ops from this line (1 calls)" on a line that made one torch
+    call (seen through Emacs's Eglot, on `x = torch.randn(...)`)."""
+    items = annotations.build(recorded(), Thresholds())
+    hot = next(a for a in items if a.row is not None and a.row.ops)
+    once = dataclasses.replace(hot, row=dataclasses.replace(hot.row, count=1), memo={})
+    assert "Ops from this line (1 call): " in annotations.hover([once], None)
+    many = dataclasses.replace(hot, row=dataclasses.replace(hot.row, count=3), memo={})
+    assert "Ops from this line (3 calls): " in annotations.hover([many], None)

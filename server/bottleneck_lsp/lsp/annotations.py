@@ -363,7 +363,7 @@ def hover(annotations: list[Annotation], doc: Document | None) -> str:
             notes.append(f"Memory: {wording.memory_text(row)}.")
         if row.ops:
             notes.append(
-                f"Ops from this line ({row.count} calls): "
+                f"Ops from this line ({_calls(row.count)}): "
                 + ", ".join(f"`{o.name}` ×{o.count} ({o.self_cpu_us / 1000:.1f} ms)" for o in row.ops[:5])
                 + "."
             )

@@ -1,0 +1,156 @@
+"""README's Eglot blocks, as they are written there, in a real Emacs (batch mode).
+
+The blocks are the user's init file; ``tests/emacs/drive.el`` opens a script, runs
+``M-x eglot`` and ``M-x bottleneck-profile``, and reads back what the screen shows:
+Flymake's diagnostics, the hover at the hot line and the echo area. Then it profiles a long
+script and kills Emacs while that runs: nothing of ours may be left.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from helpers import SCRIPTS, marker_line
+from lsp_helpers import gone, our_processes, runner_pids
+
+ROOT = Path(__file__).resolve().parent.parent
+HOT = marker_line(str(SCRIPTS / "fn_call.py"))
+LONG = """import time
+
+import torch
+
+open("started", "w").close()
+x = torch.randn(64, 64)
+end = time.monotonic() + 120
+while time.monotonic() < end:
+    y = x @ x  # HOT
+"""
+
+
+def readme_blocks() -> list[str]:
+    """README's Eglot blocks: the stdio setup with its command, then a running server's."""
+    readme = (ROOT / "README.md").read_text()
+    section = readme[readme.index("### Emacs (eglot)") : readme.index("### Safety")]
+    blocks = re.findall(r"```elisp\n(.*?)```", section, re.S)
+    assert len(blocks) == 2, "README's Eglot section: a stdio block and a running server's"
+    return blocks
+
+
+def emacs(tmp_path: Path, init: str, **env: str) -> dict[str, Any]:
+    """Run tests/emacs/drive.el in a batch Emacs whose init file is ``init``, in the
+    workspace tmp_path/ws (hot.py, long.py); what it saw."""
+    found = shutil.which("emacs")
+    if found is None:
+        if shutil.which("apt-get"):
+            pytest.fail("no emacs: `make editors` installs Debian's emacs-nox and elpa-eglot")
+        pytest.skip("Emacs and Eglot come from Debian packages (`make editors`)")
+    work = tmp_path / "ws"
+    work.mkdir()
+    shutil.copy(SCRIPTS / "fn_call.py", work / "hot.py")
+    (work / "long.py").write_text(LONG)
+    (tmp_path / "init.el").write_text(init)
+    out = tmp_path / "out.json"
+    env = {
+        **os.environ,
+        # `bottleneck-lsp` (README's program) and the python3 it profiles with, from this venv
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+        "HOME": str(tmp_path / "home"),
+        "CONFIG": str(tmp_path / "init.el"),
+        "SCRIPT": "hot.py",
+        "HOVER_LINE": str(HOT),
+        "OUT": str(out),
+        "TIMEOUT_S": "120",
+        **env,
+    }
+    (tmp_path / "home").mkdir(exist_ok=True)
+    done = subprocess.run(
+        [found, "--batch", "-l", str(ROOT / "tests/emacs/drive.el")],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        timeout=400,
+    )
+    assert out.exists(), done.stdout.decode()[-2000:] + done.stderr.decode()[-3000:]
+    seen: dict[str, Any] = json.loads(out.read_text())
+    assert "error" not in seen, (seen, done.stderr.decode()[-3000:])
+    return seen
+
+
+def check_hot_line(seen: dict[str, Any]) -> None:
+    """The hot line's Flymake warning worded as the CLI words it, its hover's table, and the
+    summary in the echo area."""
+    hot = [d for d in seen["diagnostics"] if d["line"] == HOT]
+    assert len(hot) == 1 and hot[0]["type"] == "eglot-warning", seen["diagnostics"]
+    assert re.match(
+        r"bottleneck \[wall-time\]: \d+\.\d% of wall time \(.+\); "
+        r"\d+\.\d% of op CPU time \(.+, 300 calls\): aten::tanh ×300",
+        hot[0]["text"],
+    ), hot[0]
+    top = max(seen["diagnostics"], key=lambda d: float(re.search(r"([\d.]+)% of wall", d["text"]).group(1)))  # type: ignore[union-attr]
+    assert top["line"] == HOT, seen["diagnostics"]
+    assert "| wall (ranked by) |" in seen["hover"] and "| op CPU |" in seen["hover"], seen["hover"]
+    assert "Ops from this line (300 calls): `aten::tanh` ×300" in seen["hover"], seen["hover"]
+    summaries = [m for m in seen["messages"] if m.startswith("bottleneck: ")]
+    assert len(summaries) == 1 and summaries[0].startswith(
+        f"bottleneck: hot.py: done; top line hot.py:{HOT} "
+    ), seen["messages"]
+
+
+def test_readme_eglot_block_profiles_and_killing_emacs_leaves_no_process(tmp_path: Path) -> None:
+    seen = emacs(tmp_path, readme_blocks()[0], LONG="long.py", STARTED=str(tmp_path / "ws" / "started"))
+    check_hot_line(seen)
+    # Emacs killed while long.py ran: the server, the fork server and the pass end too
+    assert len(seen["pids"]) >= 3, seen["pids"]
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not all(gone(pid) for pid in seen["pids"]):
+        time.sleep(0.1)
+    assert all(gone(pid) for pid in seen["pids"]), our_processes()
+    assert runner_pids(str(tmp_path / "ws")) == [], our_processes()
+
+
+def test_readme_eglot_block_for_a_running_server_over_tcp(tmp_path: Path) -> None:
+    """README's second block (a server started by hand, its token in a file, read when Eglot
+    connects) in place of the first block's registration; the server ends with Emacs."""
+    token = tmp_path / "home" / ".config" / "bottleneck" / "token"
+    token.parent.mkdir(parents=True, mode=0o700)
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    server = subprocess.Popen(
+        [
+            str(Path(sys.executable).parent / "bottleneck-lsp"),
+            "serve",
+            "--tcp",
+            f"127.0.0.1:{port}",
+            "--token-file",
+            str(token),
+        ],
+        stderr=subprocess.PIPE,
+    )
+    try:
+        assert server.stderr is not None
+        listening = server.stderr.readline().decode()
+        assert f"listening on 127.0.0.1:{port}" in listening and token.exists(), listening
+        stdio, running = readme_blocks()
+        assert "2087" in running
+        registration = re.match(r"\(with-eval-after-load 'eglot\n.*?\)\)\)\n", stdio, re.S)
+        assert registration, stdio
+        seen = emacs(tmp_path, running.replace("2087", str(port)) + stdio[registration.end() :])
+        check_hot_line(seen)
+        assert server.wait(timeout=30) == 0  # its one client left
+        assert not token.exists()
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()

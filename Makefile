@@ -26,12 +26,12 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy
 
-# Debian's Emacs and its Eglot: tests/test_emacs.py runs README's Eglot blocks in them (Neovim,
-# for tests/test_neovim.py, is a dev extra).
+# Debian's Emacs, Eglot and lsp-mode: tests/test_emacs.py runs README's Emacs blocks in them
+# (Neovim, for tests/test_neovim.py, is a dev extra).
 editors:
-	@if ! command -v emacs >/dev/null || ! dpkg -s elpa-eglot >/dev/null 2>&1; then \
-		echo "installing Debian packages emacs-nox and elpa-eglot"; \
-		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends emacs-nox elpa-eglot; \
+	@if ! command -v emacs >/dev/null || ! dpkg -s elpa-eglot elpa-lsp-mode >/dev/null 2>&1; then \
+		echo "installing Debian packages emacs-nox, elpa-eglot and elpa-lsp-mode"; \
+		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends emacs-nox elpa-eglot elpa-lsp-mode; \
 	fi
 
 # --durations: CI's log names the slowest tests (the budget is 45 minutes for all of make test).

@@ -1,9 +1,11 @@
-"""README's Eglot blocks, as they are written there, in a real Emacs (batch mode).
+"""README's Emacs blocks (Eglot, lsp-mode), as they are written there, in a real Emacs
+(batch mode; Debian's Emacs 28, Eglot 1.9 and lsp-mode 8.0, from `make editors`).
 
 The blocks are the user's init file; ``tests/emacs/drive.el`` opens a script, runs
-``M-x eglot`` and ``M-x bottleneck-profile``, and reads back what the screen shows:
-Flymake's diagnostics, the hover at the hot line and the echo area. Then it profiles a long
-script and kills Emacs while that runs: nothing of ours may be left.
+``M-x eglot`` (or ``M-x lsp``) and ``M-x bottleneck-profile``, and reads back what the
+screen shows: Flymake's diagnostics, lsp-mode's lenses, the hover at the hot line and the
+echo area. Then it profiles a long script and kills Emacs while that runs: nothing of ours
+may be left.
 """
 
 from __future__ import annotations
@@ -38,13 +40,12 @@ while time.monotonic() < end:
 """
 
 
-def readme_blocks() -> list[str]:
-    """README's Eglot blocks: the stdio setup with its command, then a running server's."""
+def readme_blocks(heading: str = "### Emacs (eglot)") -> list[str]:
+    """The elisp blocks of README's section ``heading``."""
     readme = (ROOT / "README.md").read_text()
-    section = readme[readme.index("### Emacs (eglot)") : readme.index("### Safety")]
-    blocks = re.findall(r"```elisp\n(.*?)```", section, re.S)
-    assert len(blocks) == 2, "README's Eglot section: a stdio block and a running server's"
-    return blocks
+    section = readme[readme.index(heading) :]
+    section = section[: section.index("\n### ", len(heading))]
+    return re.findall(r"```elisp\n(.*?)```", section, re.S)
 
 
 def emacs(tmp_path: Path, init: str, **env: str) -> dict[str, Any]:
@@ -71,6 +72,7 @@ def emacs(tmp_path: Path, init: str, **env: str) -> dict[str, Any]:
         "HOVER_LINE": str(HOT),
         "OUT": str(out),
         "TIMEOUT_S": "120",
+        "CLIENT": "eglot",
         **env,
     }
     (tmp_path / "home").mkdir(exist_ok=True)
@@ -87,13 +89,13 @@ def emacs(tmp_path: Path, init: str, **env: str) -> dict[str, Any]:
     return seen
 
 
-def check_hot_line(seen: dict[str, Any]) -> None:
-    """The hot line's Flymake warning worded as the CLI words it, its hover's table, and the
-    summary in the echo area."""
+def check_hot_line(seen: dict[str, Any], prefix: str = r"bottleneck \[wall-time\]: ") -> None:
+    """The hot line's Flymake warning worded as the CLI words it (after the client's
+    ``prefix``), its hover's table, and the summary in the echo area."""
     hot = [d for d in seen["diagnostics"] if d["line"] == HOT]
-    assert len(hot) == 1 and hot[0]["type"] == "eglot-warning", seen["diagnostics"]
+    assert len(hot) == 1 and "warning" in hot[0]["type"], seen["diagnostics"]
     assert re.match(
-        r"bottleneck \[wall-time\]: \d+\.\d% of wall time \(.+\); "
+        prefix + r"\d+\.\d% of wall time \(.+\); "
         r"\d+\.\d% of op CPU time \(.+, 300 calls\): aten::tanh ×300",
         hot[0]["text"],
     ), hot[0]
@@ -108,8 +110,11 @@ def check_hot_line(seen: dict[str, Any]) -> None:
 
 
 def test_readme_eglot_block_profiles_and_killing_emacs_leaves_no_process(tmp_path: Path) -> None:
-    seen = emacs(tmp_path, readme_blocks()[0], LONG="long.py", STARTED=str(tmp_path / "ws" / "started"))
+    blocks = readme_blocks()
+    assert len(blocks) == 2, "README's Eglot section: a stdio block and a running server's"
+    seen = emacs(tmp_path, blocks[0], LONG="long.py", STARTED=str(tmp_path / "ws" / "started"))
     check_hot_line(seen)
+    assert seen["lenses"] == []  # Eglot draws none
     # Emacs killed while long.py ran: the server, the fork server and the pass end too
     assert len(seen["pids"]) >= 3, seen["pids"]
     deadline = time.monotonic() + 30
@@ -154,3 +159,23 @@ def test_readme_eglot_block_for_a_running_server_over_tcp(tmp_path: Path) -> Non
         if server.poll() is None:
             server.kill()
             server.wait()
+
+
+def test_readme_lsp_mode_block_profiles_beside_another_server_and_draws_lenses(tmp_path: Path) -> None:
+    """lsp-mode runs the server as an add-on and draws the lenses at the lines' end, asking
+    for them again at each workspace/codeLens/refresh."""
+    blocks = readme_blocks("### Emacs (lsp-mode)")
+    assert len(blocks) == 1, "README's lsp-mode section: one block"
+    seen = emacs(
+        tmp_path, blocks[0], CLIENT="lsp-mode", LONG="long.py", STARTED=str(tmp_path / "ws" / "started")
+    )
+    check_hot_line(seen, prefix="")
+    drawn = [lens["text"] for lens in seen["lenses"] if lens["line"] == HOT]
+    assert len(drawn) == 1 and re.fullmatch(
+        r"\s*\d+\.\d% wall · .+ · aten::tanh ×300 · op CPU \d+%\s*", drawn[0]
+    ), seen["lenses"]
+    assert len(seen["pids"]) >= 3, seen["pids"]
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not all(gone(pid) for pid in seen["pids"]):
+        time.sleep(0.1)
+    assert all(gone(pid) for pid in seen["pids"]), our_processes()

@@ -1,13 +1,16 @@
 ;;; drive.el --- drive a real Emacs (batch) as a user would -*- lexical-binding: t -*-
-;; CONFIG holds README's Eglot blocks (the user's init file). Open SCRIPT, M-x eglot,
-;; M-x bottleneck-profile; then read back what the screen shows (Flymake's diagnostics,
-;; the hover at HOVER_LINE, the echo area) into OUT as JSON. When LONG is set,
+;; CONFIG holds README's blocks for CLIENT, eglot or lsp-mode (the user's init file). Open
+;; SCRIPT, M-x eglot (or M-x lsp), M-x bottleneck-profile; then read back what the screen
+;; shows (Flymake's diagnostics, lsp-mode's lenses, the hover at HOVER_LINE, the echo area)
+;; into OUT as JSON. When LONG is set,
 ;; profile that script too and kill Emacs once it runs (it writes STARTED): the pids of
 ;; Emacs's descendants are written first, for the test to check that none is left.
 (require 'json)
 (require 'subr-x)
+(package-activate-all)  ; as an interactive Emacs does at start-up: the packages' autoloads
+(defvar drive-lsp-mode (equal (getenv "CLIENT") "lsp-mode"))
 (load (getenv "CONFIG") nil t)
-(require 'eglot)
+(require (if drive-lsp-mode 'lsp-mode 'eglot))
 (require 'flymake)
 
 (defvar drive-messages nil "What the echo area showed.")
@@ -42,18 +45,59 @@
             (push other todo)))))
     found))
 
+(defun drive-server ()
+  "The server managing this buffer, once it answered initialize."
+  (if drive-lsp-mode
+      (let ((workspace (lsp-find-workspace 'bottleneck buffer-file-name)))
+        (and workspace (eq (lsp--workspace-status workspace) 'initialized) workspace))
+    (eglot-current-server)))
+
+(defun drive-start ()
+  "What the user types to have the server manage the current buffer."
+  (python-mode)
+  (if drive-lsp-mode
+      (progn
+        (unless (lsp-find-session-folder (lsp-session) buffer-file-name)
+          (lsp-workspace-folders-add default-directory))  ; lsp-mode's "import project root?"
+        (lsp))
+    (if (eglot-current-server)
+        (eglot--maybe-activate-editing-mode)
+      (apply #'eglot (eglot--guess-contact))))  ; M-x eglot
+  (unless (drive-wait #'drive-server)
+    (drive-fail "the server did not start"))
+  (flymake-start))  ; what Emacs's command loop does after it
+
+(defun drive-hover (position)
+  (let ((params `(:textDocument (:uri ,(if drive-lsp-mode (lsp--buffer-uri) (eglot--path-to-uri buffer-file-name)))
+                  :position ,position)))
+    (if drive-lsp-mode
+        (with-lsp-workspaces (list (drive-server))
+          (let ((hover (lsp-request "textDocument/hover" params)))
+            (lsp-get (lsp-get hover :contents) :value)))
+      (plist-get (plist-get (jsonrpc-request (drive-server) :textDocument/hover params) :contents) :value))))
+
 (find-file (getenv "SCRIPT"))
-(python-mode)
-(apply #'eglot (eglot--guess-contact))  ; M-x eglot
-(unless (drive-wait (lambda () (eglot-current-server)))
-  (drive-fail "eglot did not connect"))
-(flymake-start)  ; what Emacs's command loop does after M-x eglot
+(drive-start)
 (bottleneck-profile)
 (unless (drive-wait (lambda () (seq-find (lambda (m) (string-prefix-p "bottleneck: " m)) drive-messages)))
   (drive-fail "no summary in the echo area"))
 (unless (drive-wait (lambda () (seq-find (lambda (d) (string-match-p "op CPU" (flymake-diagnostic-text d)))
                                          (flymake-diagnostics))))
   (drive-fail "no diagnostic with the cpu pass's figures"))
+
+(defun drive-lenses ()
+  "lsp-mode's lenses, as drawn: the text of its overlays."
+  (delq nil (mapcar (lambda (ov)
+                      (when (overlay-get ov 'lsp-lens)
+                        ;; an after-string is drawn at the overlay's end, a before-string at its start
+                        `((line . ,(line-number-at-pos (if (overlay-get ov 'after-string) (overlay-end ov) (overlay-start ov))))
+                          (text . ,(substring-no-properties  ; at the line's end, or above it
+                                   (or (overlay-get ov 'after-string) (overlay-get ov 'before-string) ""))))))
+                    (overlays-in (point-min) (point-max)))))
+(when drive-lsp-mode
+  (unless (drive-wait (lambda () (seq-find (lambda (lens) (string-match-p "op CPU" (alist-get 'text lens)))
+                                           (drive-lenses))))
+    (drive-fail "no lens with the cpu pass's figures")))
 
 (let (diagnostics hot)
   (dolist (d (flymake-diagnostics))
@@ -65,19 +109,16 @@
       (when (eql line (string-to-number (getenv "HOVER_LINE")))
         (setq hot d))))
   (push (cons 'diagnostics (vconcat diagnostics)) drive-out)
-  (when hot  ; the hover eldoc shows there
+  (when hot  ; the hover shown at that line
     (save-excursion
       (goto-char (flymake-diagnostic-beg hot))
-      (let ((hover (jsonrpc-request
-                    (eglot-current-server) :textDocument/hover
-                    `(:textDocument (:uri ,(eglot--path-to-uri buffer-file-name))
-                      :position (:line ,(1- (line-number-at-pos)) :character ,(current-column))))))
-        (push (cons 'hover (plist-get (plist-get hover :contents) :value)) drive-out)))))
+      (push (cons 'hover (drive-hover `(:line ,(1- (line-number-at-pos)) :character ,(current-column))))
+            drive-out))))
+(push (cons 'lenses (vconcat (drive-lenses))) drive-out)
 
 (when-let ((long (getenv "LONG")))
   (find-file long)
-  (python-mode)
-  (eglot--maybe-activate-editing-mode)  ; the server manages this buffer too
+  (drive-start)
   (bottleneck-profile)
   (unless (drive-wait (lambda () (file-exists-p (getenv "STARTED"))))
     (drive-fail "the long script did not start"))

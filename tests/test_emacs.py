@@ -170,6 +170,8 @@ def test_readme_lsp_mode_block_profiles_beside_another_server_and_draws_lenses(t
         tmp_path, blocks[0], CLIENT="lsp-mode", LONG="long.py", STARTED=str(tmp_path / "ws" / "started")
     )
     check_hot_line(seen, prefix="")
+    # lsp-mode started pylsp (a dev extra, on PATH) for the buffer as well
+    assert any("[pylsp:" in m and "[bottleneck:" in m for m in seen["messages"]), seen["messages"]
     drawn = [lens["text"] for lens in seen["lenses"] if lens["line"] == HOT]
     assert len(drawn) == 1 and re.fullmatch(
         r"\s*\d+\.\d% wall · .+ · aten::tanh ×300 · op CPU \d+%\s*", drawn[0]

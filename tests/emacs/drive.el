@@ -115,6 +115,24 @@
       (push (cons 'hover (drive-hover `(:line ,(1- (line-number-at-pos)) :character ,(current-column))))
             drive-out))))
 (push (cons 'lenses (vconcat (drive-lenses))) drive-out)
+;; a click on the hot line's lens (lsp-mode's mouse-1: the lens's action), then what the echo
+;; area says
+(when drive-lsp-mode
+  (let* ((hot-line (string-to-number (getenv "HOVER_LINE")))
+         (lens (seq-find (lambda (ov)
+                           (and (overlay-get ov 'lsp-lens) (overlay-get ov 'after-string)
+                                (eql (line-number-at-pos (overlay-end ov)) hot-line)))
+                         (overlays-in (point-min) (point-max))))
+         (shown (length drive-messages)))
+    (when lens
+      (funcall (get-text-property 1 'action (overlay-get lens 'after-string)))
+      (drive-wait (lambda () (> (length drive-messages) shown)))
+      (push (cons 'clicked (car drive-messages)) drive-out)
+      (when (string-match "full report is in \\(.+\\)\\'" (car drive-messages))  ; the user opens it
+        (push (cons 'report (with-temp-buffer
+                              (insert-file-contents (match-string 1 (car drive-messages)))
+                              (buffer-string)))
+              drive-out)))))
 
 (when-let ((long (getenv "LONG")))
   (find-file long)

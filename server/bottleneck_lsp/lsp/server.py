@@ -651,6 +651,8 @@ async def show_report(ls: BottleneckServer, *args: Any) -> dict[str, Any]:
             await ls.window_show_document_async(types.ShowDocumentParams(uri=uri, take_focus=True))
         except Exception as exc:  # noqa: BLE001
             ls.log(f"the client could not show {path}: {exc}")
+    else:  # a client that cannot open it (lsp-mode 8, a lens clicked): say where it is
+        ls.tell(f"{os.path.basename(doc.script)}: the full report is in {path}", types.MessageType.Info)
     return {"uri": uri, "text": text}
 
 

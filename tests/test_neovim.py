@@ -130,6 +130,9 @@ def test_readme_neovim_block_profiles_and_quitting_leaves_no_process(tmp_path: P
     work = workspace(tmp_path)
     seen = nvim(tmp_path, readme_blocks()[0], LONG="long.py", STARTED=str(work / "started"))
     check_hot_line(seen)
+    # the hot line's lens, run: Neovim opens the full report the server asks it to show
+    assert seen.get("report_name") == "hot.py.bottleneck.txt", seen.get("report_name")
+    assert "Hotspots by source line" in seen["report"]
     # the progress a statusline shows, pass by pass, ending on the summary
     messages = [(p["kind"], p["message"]) for p in seen["progress"] if p["title"] == "Profiling hot.py"]
     assert messages[:2] == [("begin", "2 passes"), ("report", "pass 1/2: sample")], messages

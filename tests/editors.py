@@ -1,0 +1,60 @@
+"""What the real-editor tests share (tests/test_neovim.py, tests/test_emacs.py): the long
+script they quit during, a TCP server as README's "running server" blocks reach it, and the
+check that nothing of ours outlived the editor."""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+from lsp_helpers import gone, our_processes
+
+# runs two minutes unless stopped; writes "started" once it runs, for the driver to wait on
+LONG = """import time
+
+import torch
+
+open("started", "w").close()
+x = torch.randn(64, 64)
+end = time.monotonic() + 120
+while time.monotonic() < end:
+    y = x @ x  # HOT
+"""
+
+
+@contextlib.contextmanager
+def tcp_server(token: Path) -> Iterator[int]:
+    """`bottleneck-lsp serve --tcp 127.0.0.1:PORT --token-file TOKEN`, started by hand as
+    README says; yields PORT. The editor run inside must end it (a network server ends when
+    its one client leaves) and it must remove the token it wrote."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = int(sock.getsockname()[1])
+    command = [str(Path(sys.executable).parent / "bottleneck-lsp"), "serve", "--tcp", f"127.0.0.1:{port}"]
+    server = subprocess.Popen([*command, "--token-file", str(token)], stderr=subprocess.PIPE)
+    try:
+        assert server.stderr is not None
+        listening = server.stderr.readline().decode()
+        assert f"listening on 127.0.0.1:{port}" in listening and token.exists(), listening
+        yield port
+        assert server.wait(timeout=30) == 0  # its one client left
+        assert not token.exists()
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+
+
+def assert_all_gone(pids: list[int]) -> None:
+    """The editor's server, fork server and pass (``pids``, seen while a profile ran) all
+    ended with it (within 30 s)."""
+    assert len(pids) >= 3, pids
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not all(gone(pid) for pid in pids):
+        time.sleep(0.1)
+    assert all(gone(pid) for pid in pids), our_processes()

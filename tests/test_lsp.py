@@ -230,6 +230,9 @@ async def test_report_command(client: LanguageClient) -> None:
     assert "Hotspots by source line" in result["text"]
     path = uris.to_fs_path(result["uri"])
     assert path and os.stat(path).st_mode & 0o077 == 0
+    # the client opened it (window/showDocument): no message names the file besides
+    assert [d.uri for d in client.shown_documents] == [result["uri"]]
+    assert not [m for m in client.messages if "the full report is in" in m.message]
 
 
 async def test_failures_before_running_are_clear_and_run_nothing(client: LanguageClient) -> None:

@@ -646,12 +646,14 @@ async def show_report(ls: BottleneckServer, *args: Any) -> dict[str, Any]:
     with os.fdopen(fd, "w", encoding="utf-8") as handle:
         handle.write(text)
     uri = uris.from_fs_path(path)
+    shown = False
     if ls.supports_show_document and uri:
         try:
-            await ls.window_show_document_async(types.ShowDocumentParams(uri=uri, take_focus=True))
+            answer = await ls.window_show_document_async(types.ShowDocumentParams(uri=uri, take_focus=True))
+            shown = bool(answer and answer.success)
         except Exception as exc:  # noqa: BLE001
             ls.log(f"the client could not show {path}: {exc}")
-    else:  # a client that cannot open it (lsp-mode 8, a lens clicked): say where it is
+    if not shown:  # a client that cannot open it (lsp-mode 8, a lens clicked): say where it is
         ls.tell(f"{os.path.basename(doc.script)}: the full report is in {path}", types.MessageType.Info)
     return {"uri": uri, "text": text}
 

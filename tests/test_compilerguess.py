@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bottleneck_lsp.compilerguess import needs_compiler_stack
+from bottleneck_lsp.compilerguess import guess, needs_compiler_stack
 
 
 def write(folder: Path, files: dict[str, str]) -> Path:
@@ -76,5 +76,50 @@ def test_what_torch_really_loads_matches_the_words() -> None:
         "torch.optim.SGD(m.parameters(), lr=0.1)\n"
         "print(before, 'torch._dynamo' in sys.modules)\n"
     )
-    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
-    assert out.stdout.split() == ["False", "True"], out.stderr
+    assert _printed(probe) == ["False", "True"]
+
+
+@pytest.mark.parametrize(
+    ("source", "inductor"),
+    [
+        ("import torch\nf = torch.compile(lambda x: x)\n", True),
+        ("import torch\n@torch.compile\ndef f(x):\n    return x\n", True),
+        ("import torch\nm = torch.nn.Linear(2, 2)\nm.compile()\n", True),
+        ("from torch import compile\n", True),
+        # the word alone, or a regular expression's compile, is not torch.compile
+        ("import re, torch\npattern = re.compile('x')\nopt = torch.optim.SGD([], lr=0.1)\n", False),
+        ("import torch\n# torch.compile would help here\n", False),
+        ("import torch\nopt = torch.optim.SGD([], lr=0.1)\n", False),
+    ],
+)
+def test_the_inductor_guess_wants_a_torch_compile_call(tmp_path: Path, source: str, inductor: bool) -> None:
+    found = guess(str(write(tmp_path, {"main.py": source})))
+    assert found.inductor is inductor
+    assert found.stack  # every one of these loads the compiler stack
+
+
+def test_a_torch_compile_in_a_helper_module_counts(tmp_path: Path) -> None:
+    files = {
+        "main.py": "import model\n",
+        "model.py": "import torch\nnet = torch.compile(torch.nn.Linear(2, 2))\n",
+    }
+    assert guess(str(write(tmp_path, files))).inductor
+
+
+def test_what_torch_compile_loads_matches_the_guess() -> None:
+    """The premise, on the torch installed here: after the compiler stack, the first
+    torch.compile call imports inductor's code generator."""
+    probe = (
+        "import sys, torch, torch._dynamo\n"
+        "before = 'torch._inductor.compile_fx' in sys.modules\n"
+        "torch.compile(torch.nn.Linear(2, 2))\n"
+        "print(before, 'torch._inductor.compile_fx' in sys.modules)\n"
+    )
+    assert _printed(probe) == ["False", "True"]
+
+
+def _printed(code: str) -> list[str]:
+    """The words ``code`` printed, in a fresh interpreter."""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    return out.stdout.split()

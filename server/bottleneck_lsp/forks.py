@@ -202,17 +202,23 @@ class ForkServer:
     def has_compiler_stack(self) -> bool:
         return bool(self.startup.get("import_torch_lazy_s"))
 
-    async def load_compiler_stack(self) -> float:
+    @property
+    def has_inductor(self) -> bool:
+        return bool(self.startup.get("inductor"))
+
+    async def load_compiler_stack(self, inductor: bool = False) -> float:
         """Have the server load torch's compiler stack now, for the passes forked after it
-        (see ``runner/compilerstack.py``); the seconds it took there (0.0: already loaded)."""
-        if self.has_compiler_stack:
+        (see ``runner/compilerstack.py``), and inductor's code generator with it when the
+        script calls ``torch.compile``; the seconds it took there (0.0: already loaded)."""
+        if self.has_compiler_stack and (self.has_inductor or not inductor):
             return 0.0
         async with self._lock:
             if self.gone:
                 raise ForkServerError("the fork server ended")
             self._pending = asyncio.get_running_loop().create_future()
             try:
-                self.sock.sendall(json.dumps({"compiler_stack": True}).encode("utf-8") + b"\n")
+                request = {"compiler_stack": True, "inductor": inductor}
+                self.sock.sendall(json.dumps(request).encode("utf-8") + b"\n")
             except OSError:
                 self.gone = True
                 raise
@@ -222,6 +228,7 @@ class ForkServer:
             raise ForkServerError(str(reply["unsafe"]))
         seconds = float(reply.get("import_torch_lazy_s", 0.0))
         self.startup["import_torch_lazy_s"] = seconds
+        self.startup["inductor"] = bool(reply.get("inductor"))
         return seconds
 
     def rss_mb(self) -> float | None:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from . import __version__, analysis, crashsite, distributed, launch
-from .compilerguess import needs_compiler_stack
+from .compilerguess import guess as guess_compiler_stack
 from .contract import (
     DEVICE_PASSES,
     JOB_STOPPED,
@@ -275,6 +275,7 @@ class Job:
         # Load torch's compiler stack before the script (a guess from its source, then what
         # the passes saw): see compilerguess.py and runner/compilerstack.py.
         self._compiler_stack = True
+        self._inductor = False  # and inductor's code generator (the script calls torch.compile)
 
     def use_forks(self, forks: ForkServer | None) -> None:
         """Fork the passes from this server (kept warm by the caller), before ``run``."""
@@ -335,7 +336,8 @@ class Job:
         try:
             await self._start_forks()
             if not spec.distributed:
-                self._compiler_stack = await asyncio.to_thread(needs_compiler_stack, spec.script, spec.roots)
+                guessed = await asyncio.to_thread(guess_compiler_stack, spec.script, spec.roots)
+                self._compiler_stack, self._inductor = guessed.stack, guessed.inductor
             await self._ready_compiler_stack()
             stop_reason = ""
             for index, name in enumerate(planned):
@@ -441,10 +443,12 @@ class Job:
     async def _ready_compiler_stack(self) -> None:
         """Have the fork server load torch's compiler stack, when the script needs it."""
         forks = self._forking()
-        if not self._compiler_stack or forks is None or forks.has_compiler_stack:
+        if not self._compiler_stack or forks is None:
+            return
+        if forks.has_compiler_stack and (forks.has_inductor or not self._inductor):
             return
         try:
-            await forks.load_compiler_stack()
+            await forks.load_compiler_stack(self._inductor)
         except (ForkServerError, OSError) as exc:  # the next passes start afresh
             self._fork_note = (
                 f"the next passes started their own interpreters (the fork server failed: {exc})"

@@ -11,9 +11,10 @@ JSON line:
   once and ``{"exited": N, "status": S}`` when the child ends (S as ``subprocess`` gives
   it: negative for a signal);
 - ``{"compiler_stack": true}``: load torch's compiler stack (``compilerstack.py``) now, for
-  the passes forked after it (the job asks when it expects the script to need it); answered
-  ``{"compiler_stack": {"import_torch_lazy_s": S}}`` (with ``"unsafe"`` when loading it
-  started a thread: the job then stops forking from this server).
+  the passes forked after it (the job asks when it expects the script to need it), and with
+  ``"inductor": true`` inductor's code generator too (the script calls ``torch.compile``);
+  answered ``{"compiler_stack": {"import_torch_lazy_s": S, "inductor": B}}`` (with
+  ``"unsafe"`` when loading it started a thread: the job then stops forking from this server).
 
 The server never runs anything of the user's script, never touches a CUDA device (a child
 that does must not inherit an initialised one) and starts no thread. Standard library and
@@ -161,14 +162,23 @@ def _freeze() -> None:
         finalizer.atexit = False
 
 
-def _load_compiler_stack() -> dict[str, Any]:
+def _load_compiler_stack(inductor: bool) -> dict[str, Any]:
     assert environment.PRELOADED is not None  # set by main() before it serves
     torch, import_s, lazy_s, error = environment.PRELOADED
+    loaded = False
     if torch is not None and not compilerstack.loaded():
         lazy_s = compilerstack.load()
+        loaded = True
+    if torch is not None and inductor and compilerstack.INDUCTOR not in sys.modules:
+        lazy_s += compilerstack.load_inductor()  # one start-up figure: torch's lazy imports
+        loaded = True
+    if loaded:
         environment.PRELOADED = (torch, import_s, lazy_s, error)
         _freeze()
-    answer: dict[str, Any] = {"import_torch_lazy_s": lazy_s}
+    answer: dict[str, Any] = {
+        "import_torch_lazy_s": lazy_s,
+        "inductor": compilerstack.INDUCTOR in sys.modules,
+    }
     if threading.active_count() > 1:
         answer["unsafe"] = f"{threading.active_count()} threads run after loading torch's compiler stack"
     return answer
@@ -196,7 +206,7 @@ def serve(sock: socket.socket) -> None:
                     if "compiler_stack" in request:
                         for fd in fds:
                             os.close(fd)
-                        _reply(sock, {"compiler_stack": _load_compiler_stack()})
+                        _reply(sock, {"compiler_stack": _load_compiler_stack(bool(request.get("inductor")))})
                         continue
                     argv = [str(a) for a in request["argv"]]
                     sys.stdout.flush()

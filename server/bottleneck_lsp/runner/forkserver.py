@@ -181,6 +181,11 @@ def _load_compiler_stack(inductor: bool) -> dict[str, Any]:
     }
     if threading.active_count() > 1:
         answer["unsafe"] = f"{threading.active_count()} threads run after loading torch's compiler stack"
+    if torch is not None and getattr(torch.cuda, "is_initialized", lambda: False)():
+        # (not seen: its availability checks go through NVML here, as at import)
+        answer["unsafe"] = (
+            "loading torch's compiler stack initialised CUDA: a forked child cannot use the device"
+        )
     return answer
 
 

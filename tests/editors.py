@@ -5,6 +5,7 @@ check that nothing of ours outlived the editor."""
 from __future__ import annotations
 
 import contextlib
+import re
 import socket
 import subprocess
 import sys
@@ -58,3 +59,13 @@ def assert_all_gone(pids: list[int]) -> None:
     while time.monotonic() < deadline and not all(gone(pid) for pid in pids):
         time.sleep(0.1)
     assert all(gone(pid) for pid in pids), our_processes()
+
+
+def with_running_server(stdio: str, running: str, start: str, port: int) -> str:
+    """The user's config for a server started by hand: README's ``running`` block (its port
+    2087 made ``port``) in place of the ``stdio`` block's first form, which ``start`` (a
+    regular expression, matched from the block's start) finds; the rest of it kept."""
+    assert "2087" in running, running
+    found = re.match(start, stdio, re.S)
+    assert found, stdio
+    return running.replace("2087", str(port)) + stdio[found.end() :]

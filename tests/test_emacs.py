@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from editors import LONG, assert_all_gone, tcp_server
+from editors import LONG, assert_all_gone, tcp_server, with_running_server
 from helpers import SCRIPTS, marker_line
 from lsp_helpers import our_processes, runner_pids
 
@@ -115,11 +115,8 @@ def test_readme_eglot_block_for_a_running_server_over_tcp(tmp_path: Path) -> Non
     token = tmp_path / "home" / ".config" / "bottleneck" / "token"
     token.parent.mkdir(parents=True, mode=0o700)
     with tcp_server(token) as port:
-        stdio, running = readme_blocks()
-        assert "2087" in running
-        registration = re.match(r"\(with-eval-after-load 'eglot\n.*?\)\)\)\n", stdio, re.S)
-        assert registration, stdio
-        seen = emacs(tmp_path, running.replace("2087", str(port)) + stdio[registration.end() :])
+        init = with_running_server(*readme_blocks(), r"\(with-eval-after-load 'eglot\n.*?\)\)\)\n", port)
+        seen = emacs(tmp_path, init)
         check_hot_line(seen)
 
 

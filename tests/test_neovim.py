@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from editors import LONG, assert_all_gone, tcp_server
+from editors import LONG, assert_all_gone, tcp_server, with_running_server
 from helpers import SCRIPTS, marker_line
 from lsp_helpers import our_processes, runner_pids
 
@@ -142,10 +142,6 @@ def test_readme_neovim_block_for_a_running_server_over_tcp(tmp_path: Path) -> No
     token = home / ".config" / "bottleneck" / "token"
     token.parent.mkdir(parents=True, mode=0o700)
     with tcp_server(token) as port:
-        stdio, running = readme_blocks()
-        assert "2087" in running
-        start_call = re.match(r"vim\.lsp\.start\(\{.*?\n\}\)\n", stdio, re.S)
-        assert start_call, stdio
-        ftplugin = running.replace("2087", str(port)) + stdio[start_call.end() :]
+        ftplugin = with_running_server(*readme_blocks(), r"vim\.lsp\.start\(\{.*?\n\}\)\n", port)
         seen = nvim(tmp_path, ftplugin, HOME=str(home))
         check_hot_line(seen)

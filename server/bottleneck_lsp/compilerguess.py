@@ -95,7 +95,7 @@ def guess(script: str, roots: list[str] | tuple[str, ...] = ()) -> Guess:
             top = name.split(".", 1)[0]
             if level == 0 and top not in stdlib and top not in KNOWN:
                 stack = True
-    return Guess(stack or inductor, inductor)
+    return Guess(stack, inductor)  # a torch.compile call also matched WORDS: stack is set
 
 
 def _calls_compile(tree: ast.AST) -> bool:

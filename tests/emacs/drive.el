@@ -60,8 +60,7 @@
         (unless (lsp-find-session-folder (lsp-session) buffer-file-name)
           (lsp-workspace-folders-add default-directory))  ; lsp-mode's "import project root?"
         (lsp))
-    (if (eglot-current-server)
-        (eglot--maybe-activate-editing-mode)
+    (unless (eglot-current-server)  ; a buffer of a managed project is taken on by python-mode
       (apply #'eglot (eglot--guess-contact))))  ; M-x eglot
   (unless (drive-wait #'drive-server)
     (drive-fail "the server did not start"))

@@ -57,11 +57,16 @@ def _notable(row: Hotspot, memory_share: float) -> bool:
     return cell is not None and cell.share >= memory_share
 
 
+def counted(n: int, noun: str) -> str:
+    """``1 call``, ``2 calls``."""
+    return f"{n} {noun}{'s' if n != 1 else ''}"
+
+
 def held_at_failure(row: Hotspot, held: int) -> str:
     count = row.memory.allocations if row.memory is not None else 0
     return (
         f"holds {size(held)} when the script ran out of memory (allocated here and not freed; "
-        f"{count} allocation{'s' if count != 1 else ''} in all)"
+        f"{counted(count, 'allocation')} in all)"
     )
 
 
@@ -71,8 +76,8 @@ def memory_text(row: Hotspot) -> str:
     text = f"holds {size(cell.bytes or 0)} at the memory peak ({cell.share * 100:.1f}% of it)"
     if memory is not None and memory.allocations:
         text += (
-            f"; allocated {size(memory.allocated_bytes)} in {memory.allocations} "
-            f"allocation{'s' if memory.allocations != 1 else ''}, {size(memory.freed_bytes)} freed"
+            f"; allocated {size(memory.allocated_bytes)} in {counted(memory.allocations, 'allocation')}, "
+            f"{size(memory.freed_bytes)} freed"
         )
     return text
 
@@ -104,7 +109,7 @@ def _cell_text(row: Hotspot, kind: str, plain: bool) -> str:
         )
     text = f"{cell.share * 100:.1f}% of {KIND_LABEL[kind]} ({ms(cell.time_s)}"
     if kind == CPU and row.count:
-        text += f", {row.count} call{'s' if row.count != 1 else ''}"
+        text += f", {counted(row.count, 'call')}"
     if kind == DEVICE and row.device_count:
         text += f", {row.device_count} kernels"
     text += ")"

@@ -270,10 +270,6 @@ def _diagnostic_body(row: Hotspot, thresholds: Thresholds) -> str:
     )
 
 
-def _calls(n: int) -> str:
-    return f"{n} call{'s' if n != 1 else ''}"
-
-
 def lens_title(a: Annotation) -> str:
     title = a.memo.get("lens")
     if title is None:
@@ -284,7 +280,9 @@ def lens_title(a: Annotation) -> str:
 def _lens_title(a: Annotation) -> str:
     if a.function is not None:
         f = a.function
-        return f"tottime {f.tottime_s:.2f} s · cumtime {f.cumtime_s:.2f} s · {_calls(f.ncalls)}"
+        return (
+            f"tottime {f.tottime_s:.2f} s · cumtime {f.cumtime_s:.2f} s · {wording.counted(f.ncalls, 'call')}"
+        )
     if a.row is None:
         return ""
     change = since_text(a)
@@ -326,7 +324,7 @@ def hover(annotations: list[Annotation], doc: Document | None) -> str:
         if a.function is not None:
             f = a.function
             notes.append(
-                f"`{f.function}`: {_calls(f.ncalls)}, tottime {f.tottime_s:.3f} s, "
+                f"`{f.function}`: {wording.counted(f.ncalls, 'call')}, tottime {f.tottime_s:.3f} s, "
                 f"cumtime {f.cumtime_s:.3f} s ({f.share * 100:.1f}% of the cProfile pass)"
             )
         row = a.row
@@ -363,7 +361,7 @@ def hover(annotations: list[Annotation], doc: Document | None) -> str:
             notes.append(f"Memory: {wording.memory_text(row)}.")
         if row.ops:
             notes.append(
-                f"Ops from this line ({_calls(row.count)}): "
+                f"Ops from this line ({wording.counted(row.count, 'call')}): "
                 + ", ".join(f"`{o.name}` ×{o.count} ({o.self_cpu_us / 1000:.1f} ms)" for o in row.ops[:5])
                 + "."
             )

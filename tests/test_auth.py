@@ -24,6 +24,11 @@ LISTENING = re.compile(
 )
 
 
+def _frame_bytes(message: dict[str, Any]) -> bytes:
+    body = json.dumps(message).encode()
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
 class Server:
     """``bottleneck-lsp serve`` with some options, and what it printed when it listened."""
 
@@ -171,7 +176,9 @@ async def _intruder(server: Server, tmp_path: Path, token: str | None) -> None:
     assert not marker.exists() and runner_pids(str(script)) == []
 
 
-async def _owner(server: Server, tmp_path: Path, token: str | None, flat: bool = False) -> None:
+async def _owner(
+    server: Server, tmp_path: Path, token: str | None, flat: bool = False, malformed: bool = False
+) -> None:
     """The rightful client: initialize succeeds and commands run."""
     client = await server.connect()
     reply = await client.initialize(tmp_path, token, flat)
@@ -183,12 +190,26 @@ async def _owner(server: Server, tmp_path: Path, token: str | None, flat: bool =
     assert cleared["result"]["cleared"] == 0
     shown = [m["params"]["message"] for m in client.others if m.get("method") == "window/showMessage"]
     assert not shown, shown  # the token is not a setting: no "unknown setting 'token'" warning
+    if malformed:  # requests that are answered (pygls logs a traceback for the second)
+        await _malformed_requests(client)
     # a second client is turned away while this one is served
     other = await server.connect()
     assert await other.closed()
     await client.answer(client.send("shutdown"))
     client.send("exit", request=False)
     assert await client.closed()
+
+
+async def _malformed_requests(client: Client) -> None:
+    """An argument shaped like a message is an argument; a request whose parameters are not
+    its method's gets an error (pygls once left both unanswered)."""
+    lookalike = {"jsonrpc": "2.0", "id": 1, "error": "x"}
+    reply = await client.answer(
+        client.send("workspace/executeCommand", {"command": "bottleneck.report", "arguments": [lookalike]})
+    )
+    assert reply["result"]["status"] == "refused", reply
+    reply = await client.answer(client.send("textDocument/hover", {"textDocument": 5}))
+    assert reply["error"]["code"] == -32602 and "Invalid Params" in reply["error"]["message"], reply
 
 
 def test_tcp_requires_the_token_from_a_private_file(tmp_path: Path) -> None:
@@ -276,7 +297,7 @@ def test_no_auth_is_loud_and_works() -> None:
     try:
         assert any("WARNING: --no-auth" in line for line in server.stderr)
         assert server.token_path is None
-        asyncio.run(_owner(server, Path("/tmp"), None))
+        asyncio.run(_owner(server, Path("/tmp"), None, malformed=True))
     finally:
         server.stop()
 
@@ -288,6 +309,9 @@ def test_no_auth_is_loud_and_works() -> None:
         b"Content-Length: nope\r\n\r\n",
         b"X" * 20000 + b"\r\n",  # a header line without end
         b"Content-Length: 5\r\n\r\n{{{{{",  # not JSON
+        b"Content-Length: 7\r\n\r\n[1,2,3]",  # JSON, not a message
+        # an initialize that is not one: nothing before authentication structures it
+        _frame_bytes({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"processId": "x"}}),
     ],
 )
 def test_garbage_before_authentication_ends_that_connection_only(payload: bytes) -> None:

@@ -155,10 +155,14 @@ async def test_a_profile_stopped_before_its_first_pass_keeps_the_last_results(
 
 
 # -- hostile input -----------------------------------------------------------------------
+# keys a JSON-RPC message has: pygls once read any nested object holding "jsonrpc" as a
+# message of its own, and the request around it was never answered
+message_keys = st.sampled_from(["jsonrpc", "id", "method", "params", "result", "error"])
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=50),
     lambda children: (
-        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=10), children, max_size=4)
+        st.lists(children, max_size=4)
+        | st.dictionaries(st.text(max_size=10) | message_keys, children, max_size=4)
     ),
     max_leaves=10,
 )
@@ -211,6 +215,29 @@ async def test_hostile_command_input_gets_errors_and_the_server_survives(
     assert runner_pids("bottleneck") == []  # nothing hostile started a runner
     assert (await execute(client, "bottleneck.clear"))["cleared"] >= 0  # still alive
     assert progress_all_ended(client)
+
+
+async def test_arguments_shaped_like_messages_are_answered(vscode_client: LanguageClient) -> None:
+    """An argument object with the keys of a JSON-RPC message is an argument: the request
+    that carries it gets its answer, and one whose own shape is wrong gets an error."""
+    client = vscode_client
+    lookalikes: list[Any] = [
+        {"jsonrpc": "2.0", "method": "exit"},
+        {"jsonrpc": "2.0", "id": 7, "method": "shutdown"},
+        {"jsonrpc": "2.0", "id": 7, "result": None},
+        {"jsonrpc": "2.0", "id": 7, "error": "x"},
+        {"jsonrpc": "2.0", " +\u00cb}": 1},
+    ]
+    for value in lookalikes:
+        for arguments in ([value], [{"uri": value}], [{"uri": uri_of("fn_call.py"), "args": [value]}]):
+            try:
+                answer = await asyncio.wait_for(execute(client, "bottleneck.report", *arguments), 20)
+            except asyncio.TimeoutError:
+                raise AssertionError(f"no answer to bottleneck.report with {arguments}") from None
+            except Exception as exc:  # noqa: BLE001 - an error response is an answer
+                answer = exc
+            assert answer is not None, arguments
+    assert (await execute(client, "bottleneck.clear"))["cleared"] >= 0  # still alive, not exited
 
 
 def _listening(port: int) -> set[str]:

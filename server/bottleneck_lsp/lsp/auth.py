@@ -96,15 +96,18 @@ class Gate:
             return False
         return hmac.compare_digest(offered.encode("utf-8", "replace"), self._token)
 
-    def check(self, message: Any) -> str | None:
+    def check(self, message: dict[str, Any]) -> str | None:
+        """``message`` as decoded, not yet structured: before authentication nothing else
+        reads what the client sent."""
         if self.authorised:
             return None
-        method = getattr(message, "method", None)
-        msg_id = getattr(message, "id", None)
+        method = message.get("method")
+        msg_id = message.get("id")
         if method is None or msg_id is None:
             return ""  # a notification or a response: dropped
         if method == "initialize" and not self.failed:
-            options = getattr(getattr(message, "params", None), "initialization_options", None)
+            params = message.get("params")
+            options = params.get("initializationOptions") if isinstance(params, dict) else None
             offered = options.get("token") if isinstance(options, dict) else None
             if self._valid(offered):
                 self.authorised = True

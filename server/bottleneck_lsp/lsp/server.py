@@ -25,6 +25,7 @@ from typing import Any
 
 from lsprotocol import types
 from pygls import uris
+from pygls.exceptions import JsonRpcException
 from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
@@ -94,15 +95,41 @@ class BottleneckProtocol(LanguageServerProtocol):
             writer = QueuedWriter(writer)
         super().set_writer(writer, include_headers)
 
+    def structure_message(self, data: dict[str, Any]) -> Any:
+        """The JSON decoder's hook for every object it reads, innermost first: left as read.
+        pygls structures here any object that holds a "jsonrpc" key, nested ones included, so
+        a command argument shaped like a message became one (an ``exit``, a response that
+        took the place of one this server awaits) or failed to, and then the request around
+        it was dropped unanswered. ``handle_message`` structures the message itself."""
+        return data
+
     def handle_message(self, message: Any) -> None:
         gate = self.gate
+        if not isinstance(message, dict):
+            log.warning("dropped a message that is a JSON %s, not an object", type(message).__name__)
+            if gate is not None and not gate.authorised:
+                gate.failed = True  # not even a message, before authentication: the end
+            return
         if gate is not None:
             answer = gate.check(message)
             if answer is not None:
                 if answer:
                     self.send_json_text(answer)
                 return
-        super().handle_message(message)
+        structured = self._message_of(message)
+        if structured is not None:
+            super().handle_message(structured)
+
+    def _message_of(self, data: dict[str, Any]) -> Any:
+        """The message a decoded object is, or None after answering a request that is not
+        one (a notification or a response that is not one is only logged, as pygls does)."""
+        try:
+            return super().structure_message(data)
+        except JsonRpcException as exc:
+            msg_id, method = data.get("id"), data.get("method")
+            if isinstance(msg_id, (int, str)) and not isinstance(msg_id, bool) and isinstance(method, str):
+                self._send_response(msg_id, error=exc.to_response_error())
+            return None
 
     def send_json_text(self, body: str) -> None:
         """Send a message that is already JSON text, framed with the Content-Length header.

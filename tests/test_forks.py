@@ -228,6 +228,44 @@ def test_a_compiler_stack_the_guess_missed_is_set_aside_and_loaded_for_the_next_
         assert later["startup"].get("compiler_stack_in_run_s") is None
 
 
+def _preloaded(part: dict[str, Any]) -> list[str]:
+    """What the pass's process had loaded before the script's first line (the script says)."""
+    return next(
+        line.split()[1:] for line in part["output_tail"]["stdout"].splitlines() if "PRELOADED" in line
+    )
+
+
+@pytest.mark.parametrize("fork", [True, False], ids=["forked", "fresh"])
+def test_an_inductor_the_guess_missed_is_set_aside_and_loaded_for_the_next_passes(fork: bool) -> None:
+    """The script calls torch.compile where the guess cannot see it: its first pass times
+    the import of inductor's code generator, charges it to no line and says where; the next
+    passes (forked from the fork server, or fresh interpreters) start with it loaded."""
+    name = "hidden_compile.py"
+    doc = run_job(name, passes=("sample", "cprofile", "cpu"), fork=fork)
+    sample, cprofile, cpu = (part_of(doc, p) for p in ("sample", "cprofile", "cpu"))
+    assert sample is not None and cprofile is not None and cpu is not None
+    assert _preloaded(sample) == ["True", "False"]  # the stack guessed, inductor not
+    loaded = sample["startup"]["inductor_in_run_s"]
+    assert loaded > 0.2 and sample["startup"].get("compiler_stack_in_run_s") is None
+    note = (
+        f"torch loaded what torch.compile needs (inductor's code generator) while the script ran at {name}:"
+    )
+    assert any(
+        f"{note}{marker_line(name, '# LOADS')}: " in n and "set aside: no line is charged for it" in n
+        for n in sample["notes"]
+    ), sample["notes"]
+    # what the user sees: the hot line first, not the one that happened to import it
+    text = report.render(Document.from_json(doc))
+    first = next(line for line in text.splitlines() if ": warning: " in line)
+    assert f"{name}:{marker_line(name, '# HOT')}:" in first, first
+    lines = {line["line"]: line for line in sample["samples"]["lines"]}
+    assert lines.get(marker_line(name, "# LOADS"), {"wall_s": 0.0})["wall_s"] < 0.2 * loaded
+    for later in (cprofile, cpu):
+        assert _preloaded(later) == ["True", "True"], later["output_tail"]
+        assert later["warm"] is fork and later["startup"].get("inductor_in_run_s") is None
+        assert not any("inductor" in n for n in later["notes"]), later["notes"]
+
+
 def test_without_fork_a_missed_compiler_stack_is_loaded_by_the_next_fresh_interpreters() -> None:
     doc = run_job("hidden_compiler_stack.py", passes=("sample", "cpu"), fork=False)
     sample, cpu = part_of(doc, "sample"), part_of(doc, "cpu")

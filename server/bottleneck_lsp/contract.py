@@ -117,6 +117,7 @@ class RunnerArgs:
     environment: bool = False  # collect the environment summary (the first pass)
     exact_lines: bool = True
     compiler_stack: bool = True  # load torch's compiler stack before the script (compilerstack.py)
+    inductor: bool = False  # ... and inductor's code generator with it (a torch.compile call)
     event_budget: int = 0  # 0: no bound
     memory: bool = False  # the autograd passes also record allocations (profile_memory)
     save_raw: str | None = None  # where to write the raw recording
@@ -145,6 +146,8 @@ class RunnerArgs:
             cmd.append("--no-exact-lines")
         if not self.compiler_stack:
             cmd.append("--lazy-compiler-stack")
+        elif self.inductor:
+            cmd.append("--inductor")
         if self.event_budget:
             cmd += ["--event-budget", str(self.event_budget)]
         if self.memory:
@@ -173,6 +176,7 @@ class RunnerArgs:
         parser.add_argument("--environment", action="store_true")
         parser.add_argument("--no-exact-lines", dest="exact_lines", action="store_false")
         parser.add_argument("--lazy-compiler-stack", dest="compiler_stack", action="store_false")
+        parser.add_argument("--inductor", action="store_true")
         parser.add_argument("--event-budget", type=int, default=0)
         parser.add_argument("--memory", action="store_true")
         parser.add_argument("--save-raw", default=None)

@@ -41,7 +41,7 @@ from .contract import (
 )
 from .forklaunch import find_python
 from .forks import ForkServer, ForkServerError, environ, runner_folder
-from .model import Document, Environment, Launch, ModelError, Pass, RankRun, ScriptError, Tool
+from .model import Document, Environment, Launch, ModelError, Pass, RankRun, ScriptError, Startup, Tool
 from .modulepath import ModuleLookupError, find_module_file, search_path
 from .process import RunnerProcess
 from .projectroot import project_root
@@ -366,13 +366,8 @@ class Job:
                             run.passes.append(rank_pass)
                         part = distributed.job_pass([p for p, _ in typed])
                     doc.environment = environment or doc.environment
-                    if (
-                        part.startup is not None
-                        and part.startup.compiler_stack_in_run_s
-                        and not self._stopped
-                    ):
-                        self._compiler_stack = True  # the guess was wrong: loaded before the next pass
-                        await self._ready_compiler_stack()
+                    if part.startup is not None and not self._stopped:
+                        await self._learn_compiler_imports(part.startup)
                     if self._fork_note:
                         part.notes.append(self._fork_note)
                         self._fork_note = ""
@@ -439,6 +434,13 @@ class Job:
             self._owns_forks = True
         except ForkServerError as exc:
             self._fork_note = f"each pass started its own interpreter (no fork server: {exc})"
+
+    async def _learn_compiler_imports(self, startup: Startup) -> None:
+        """The script loaded what the guess said it would not: loaded before the next pass."""
+        if startup.compiler_stack_in_run_s or startup.inductor_in_run_s:
+            self._compiler_stack = True
+            self._inductor = self._inductor or bool(startup.inductor_in_run_s)
+            await self._ready_compiler_stack()
 
     async def _ready_compiler_stack(self) -> None:
         """Have the fork server load torch's compiler stack, when the script needs it."""
@@ -535,6 +537,7 @@ class Job:
             environment=first,
             exact_lines=spec.exact_lines,
             compiler_stack=self._compiler_stack,
+            inductor=self._inductor,
             event_budget=spec.event_budget,
             memory=spec.memory and name in ("cpu", "cuda"),
             save_raw=self.raw_path(name),

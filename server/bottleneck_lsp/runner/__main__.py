@@ -45,7 +45,7 @@ class _Run:
         self.part: dict[str, Any] = {"name": ns.pass_name, "status": "ok", "exit_code": 0}
         self.profiler: Any = None
         self.files: FileClassifier | None = None
-        self.lazy: compilerstack.LazyLoad | None = None  # watching for torch's compiler stack
+        self.lazy: compilerstack.LazyLoad | None = None  # watching for torch's compiler imports
         self.done = False
         self.pid = os.getpid()
         self.threads: script.ThreadCounter | None = None  # threads the script started
@@ -76,7 +76,7 @@ class _Run:
                 )
         if self.lazy is not None:
             self.lazy.uninstall()
-            if self.lazy.seconds > 0:
+            if self.lazy.seconds:
                 self._report_lazy(self.lazy)
         compiled_at = getattr(self.profiler, "compiled_at", None)
         compiled = compiletime.compile_note(compiled_at() if compiled_at is not None else None)
@@ -109,18 +109,34 @@ class _Run:
             aside(begin)
 
     def _report_lazy(self, lazy: compilerstack.LazyLoad) -> None:
-        self.part["startup"]["compiler_stack_in_run_s"] = round(lazy.seconds, 6)
-        where = ""
-        if lazy.where is not None and self.files is not None:
-            path = self.files.resolve(lazy.where[0]) or lazy.where[0]
-            where = f" at {os.path.basename(path)}:{lazy.where[1]}"
         aside = (
             "set aside: no line is charged for it" if self.ns.pass_name == "sample" else "in this pass's time"
         )
-        self.part.setdefault("notes", []).append(
-            f"torch loaded its compiler stack ({compilerstack.MODULE}) while the script ran{where}: "
-            f"{lazy.seconds:.2f} s of one-time import work, {aside}"
-        )
+        for names, field, what in (
+            (
+                (compilerstack.MODULE,),
+                "compiler_stack_in_run_s",
+                f"its compiler stack ({compilerstack.MODULE})",
+            ),
+            (
+                compilerstack.COMPILE_CALL,
+                "inductor_in_run_s",
+                "what torch.compile needs (inductor's code generator)",
+            ),
+        ):
+            seconds = lazy.seconds_of(names)
+            if seconds is None:
+                continue
+            self.part["startup"][field] = round(seconds, 6)
+            where = ""
+            found = lazy.where_of(names)
+            if found is not None and self.files is not None:
+                path = self.files.resolve(found[0]) or found[0]
+                where = f" at {os.path.basename(path)}:{found[1]}"
+            self.part.setdefault("notes", []).append(
+                f"torch loaded {what} while the script ran{where}: "
+                f"{seconds:.2f} s of one-time import work, {aside}"
+            )
 
     def hard_exit(self, status: int) -> None:
         self.part.update({"status": "exit" if status else "ok", "exit_code": status})
@@ -186,7 +202,7 @@ class _Run:
         script.install_exit_hooks(self.hard_exit, lambda: _on_term(self.parent, ns))
         # The environment first, whatever the script is: a report always opens with it,
         # also when the script does not compile or the runner dies (its own file).
-        torch, import_s, lazy_s, torch_error = environment.import_torch(ns.compiler_stack)
+        torch, import_s, lazy_s, torch_error = environment.import_torch(ns.compiler_stack, ns.inductor)
         part["startup"] = {
             "import_torch_s": round(import_s, 6) if torch is not None else None,  # no torch: no start-up
             "import_torch_lazy_s": round(lazy_s, 6),
@@ -238,7 +254,7 @@ class _Run:
                 collectives=ns.per_rank,
                 shapes=ns.shapes,
             )
-        if torch is not None and not compilerstack.loaded():
+        if torch is not None and compilerstack.unloaded():
             self.lazy = compilerstack.LazyLoad(
                 lambda name: self.files is not None and self.files.is_user(name),
                 lambda: self._set_aside(True),

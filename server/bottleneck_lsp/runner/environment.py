@@ -25,14 +25,16 @@ _RELEVANT = re.compile(
 PRELOADED: tuple[Any, float, float, str | None] | None = None
 
 
-def import_torch(compiler_stack: bool = True) -> tuple[Any, float, float, str | None]:
+def import_torch(compiler_stack: bool = True, inductor: bool = False) -> tuple[Any, float, float, str | None]:
     """Import torch, timed: (module or None, seconds, lazy-part seconds, error message).
 
     torch loads its compiler stack (torch._dynamo, with sympy) lazily, when a script first
     builds an optimizer for instance: over a second of import work that would otherwise
     be charged to whichever line of the script triggers it. With ``compiler_stack`` it is
     loaded here, as start-up, and reported apart (else a script that loads it has it set
-    aside: ``compilerstack.py``). In a process forked from a fork server: the server's.
+    aside: ``compilerstack.py``); with ``inductor`` too, inductor's code generator, which
+    the first ``torch.compile(...)`` call imports. In a process forked from a fork server:
+    the server's.
     """
     if PRELOADED is not None:
         return PRELOADED
@@ -42,7 +44,10 @@ def import_torch(compiler_stack: bool = True) -> tuple[Any, float, float, str | 
     except Exception as exc:  # noqa: BLE001 - any import failure means "no torch"
         return None, time.perf_counter() - start, 0.0, f"{type(exc).__name__}: {exc}"
     loaded = time.perf_counter() - start
-    return torch, loaded, compilerstack.load() if compiler_stack else 0.0, None
+    lazy = compilerstack.load() if compiler_stack else 0.0
+    if compiler_stack and inductor:
+        lazy += compilerstack.load_inductor()  # one figure: torch's lazy imports
+    return torch, loaded, lazy, None
 
 
 def _packages() -> list[dict[str, str]]:

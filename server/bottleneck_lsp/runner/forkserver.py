@@ -169,7 +169,7 @@ def _load_compiler_stack(inductor: bool) -> dict[str, Any]:
     if torch is not None and not compilerstack.loaded():
         lazy_s = compilerstack.load()
         loaded = True
-    if torch is not None and inductor and compilerstack.INDUCTOR not in sys.modules:
+    if torch is not None and inductor and not compilerstack.has_inductor():
         lazy_s += compilerstack.load_inductor()  # one start-up figure: torch's lazy imports
         loaded = True
     if loaded:
@@ -177,7 +177,7 @@ def _load_compiler_stack(inductor: bool) -> dict[str, Any]:
         _freeze()
     answer: dict[str, Any] = {
         "import_torch_lazy_s": lazy_s,
-        "inductor": compilerstack.INDUCTOR in sys.modules,
+        "inductor": compilerstack.has_inductor(),
     }
     if threading.active_count() > 1:
         answer["unsafe"] = f"{threading.active_count()} threads run after loading torch's compiler stack"

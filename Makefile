@@ -6,7 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test check check-pythons lint typecheck pytest faults bench fidelity extension vsix e2e editors clean
+.PHONY: demo test check check-pythons check-torch lint typecheck pytest faults bench fidelity extension vsix e2e editors clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -64,6 +64,18 @@ check-pythons: $(STAMP)
 		.venv-$$v/bin/python -m pip install --quiet --disable-pip-version-check -e '.[dev]' || exit 1; \
 		.venv-$$v/bin/python -m pytest -q -m "not slow" -p no:cacheprovider || exit 1; \
 	done
+
+# Optional, not in CI: the everyday tier's Python tests under another torch release, on this
+# Python (`make check-torch TORCH=2.14.1`), in .venv-torch-VERSION. The dev extra pins torch
+# 2.13.0, so the release asked for is installed after it. torch 2.14.1's CUDA build (about
+# 5.5 GB in the venv, once; it runs on the CPU) lies on this machine's disk for Python 3.11.
+TORCH ?= 2.14.1
+check-torch: $(STAMP)
+	[ -x .venv-torch-$(TORCH)/bin/python ] || $(PYTHON) -m venv .venv-torch-$(TORCH)
+	.venv-torch-$(TORCH)/bin/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	.venv-torch-$(TORCH)/bin/python -m pip install --quiet --disable-pip-version-check torch==$(TORCH)
+	.venv-torch-$(TORCH)/bin/python -c 'import torch; print("torch", torch.__version__)'
+	.venv-torch-$(TORCH)/bin/python -m pytest -q -m "not slow" -p no:cacheprovider
 
 # -- VS Code extension ------------------------------------------------------------------------
 # `make extension`: type-check (tsc strict), lint (eslint, no warnings), unit tests (node:test),

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from helpers import SCRIPTS
 from lsp_helpers import SERVER, runner_pids
 
 LISTENING = re.compile(
@@ -83,9 +84,11 @@ class Client:
         if request:
             self.next_id += 1
             message["id"] = self.next_id
-        body = json.dumps(message).encode()
-        self.writer.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        self.write(message)
         return self.next_id
+
+    def write(self, message: dict[str, Any]) -> None:
+        self.writer.write(_frame_bytes(message))
 
     async def receive(self) -> dict[str, Any] | None:
         """The next message, None when the server closed the connection."""
@@ -118,7 +121,9 @@ class Client:
             if message is None:
                 return True
 
-    async def initialize(self, root: Path, token: str | None, flat: bool = False) -> dict[str, Any]:
+    async def initialize(
+        self, root: Path, token: str | None, flat: bool = False, capabilities: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
         """``flat``: the settings beside the token, not under "bottleneck" (as the README's Emacs
         and lsp-mode examples send them)."""
         options: dict[str, Any] = {"top": 3} if flat else {"bottleneck": {}}
@@ -127,7 +132,7 @@ class Client:
         params = {
             "processId": None,
             "rootUri": root.as_uri(),
-            "capabilities": {},
+            "capabilities": capabilities or {},
             "initializationOptions": options,
         }
         return await self.answer(self.send("initialize", params))
@@ -210,6 +215,51 @@ async def _malformed_requests(client: Client) -> None:
     assert reply["result"]["status"] == "refused", reply
     reply = await client.answer(client.send("textDocument/hover", {"textDocument": 5}))
     assert reply["error"]["code"] == -32602 and "Invalid Params" in reply["error"]["message"], reply
+    client.write({"id": 99, "method": "shutdown"})  # not JSON-RPC 2.0
+    reply = await client.answer(99)
+    assert reply["error"]["code"] == -32600 and "Invalid Request" in reply["error"]["message"], reply
+
+
+def test_a_malformed_answer_to_a_request_of_the_servers_fails_that_request_only(tmp_path: Path) -> None:
+    """The client answers the server's window/showDocument with something that is not a
+    response: the report command still answers (it says where the report is) instead of
+    waiting for ever on that request."""
+    server = Server("--tcp", "127.0.0.1:0", "--no-auth")
+
+    async def go() -> None:
+        client = await server.connect()
+        can_show = {"window": {"showDocument": {"support": True}}}
+        assert "result" in await client.initialize(tmp_path, None, capabilities=can_show)
+        client.send("initialized", {}, request=False)
+        script = {"uri": (SCRIPTS / "fn_call.py").as_uri(), "passes": ["sample"]}
+        profiled = await client.answer(
+            client.send("workspace/executeCommand", {"command": "bottleneck.profile", "arguments": [script]})
+        )
+        assert profiled["result"]["status"] == "ok", profiled
+        asked = client.send("workspace/executeCommand", {"command": "bottleneck.report", "arguments": []})
+        shows = 0
+        while True:
+            message = await client.receive()
+            assert message is not None, "closed before answering"
+            if message.get("method") == "window/showDocument":
+                shows += 1
+                client.write({"jsonrpc": "2.0", "id": message["id"], "error": "not an error object"})
+            elif message.get("id") == asked and "method" not in message:
+                break
+            else:
+                client.others.append(message)
+        assert shows == 1 and "fn_call.py" in message["result"]["text"], message
+        told = [m["params"]["message"] for m in client.others if m.get("method") == "window/showMessage"]
+        assert any("the full report is in" in m for m in told), told
+        await client.answer(client.send("shutdown"))
+        client.send("exit", request=False)
+        assert await client.closed()
+
+    try:
+        asyncio.run(go())
+        assert server.proc.wait(20) == 0
+    finally:
+        server.stop()
 
 
 def test_tcp_requires_the_token_from_a_private_file(tmp_path: Path) -> None:
@@ -312,6 +362,7 @@ def test_no_auth_is_loud_and_works() -> None:
         b"Content-Length: 7\r\n\r\n[1,2,3]",  # JSON, not a message
         # an initialize that is not one: nothing before authentication structures it
         _frame_bytes({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"processId": "x"}}),
+        _frame_bytes({"id": 1, "method": "initialize", "params": {}}),  # not JSON-RPC 2.0
     ],
 )
 def test_garbage_before_authentication_ends_that_connection_only(payload: bytes) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,10 +20,11 @@ def modules(tmp_path: Path) -> Iterator[Path]:
     (tmp_path / "lazy_outer.py").write_text("import time\ntime.sleep(0.05)\nimport lazy_inner\n")
     (tmp_path / "lazy_inner.py").write_text("import time\ntime.sleep(0.05)\n")
     (tmp_path / "lazy_other.py").write_text("import time\ntime.sleep(0.02)\n")
+    (tmp_path / "lazy_broken.py").write_text("import time\ntime.sleep(0.02)\nraise ImportError('broken')\n")
     sys.path.insert(0, str(tmp_path))
     yield tmp_path
     sys.path.remove(str(tmp_path))
-    for name in ("lazy_outer", "lazy_inner", "lazy_other"):
+    for name in ("lazy_outer", "lazy_inner", "lazy_other", "lazy_broken"):
         sys.modules.pop(name, None)
 
 
@@ -61,3 +63,40 @@ def test_what_is_already_imported_is_not_watched(modules: Path) -> None:
     finally:
         watch.uninstall()
     assert set(watch.seconds) == {"lazy_inner"}
+
+
+def test_imports_that_overlap_in_two_threads_are_set_aside_once_and_both_timed(modules: Path) -> None:
+    calls: list[str] = []
+    watch = compilerstack.LazyLoad(
+        lambda _f: False,
+        lambda: calls.append("begin"),
+        lambda: calls.append("end"),
+        names=("lazy_inner", "lazy_other"),
+    ).install()
+    try:
+        threads = [
+            threading.Thread(target=importlib.import_module, args=(name,))
+            for name in ("lazy_inner", "lazy_other")
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        watch.uninstall()
+    assert set(watch.seconds) == {"lazy_inner", "lazy_other"}
+    assert calls.count("begin") == calls.count("end") >= 1 and calls[0] == "begin" and calls[-1] == "end"
+
+
+def test_an_import_that_fails_is_not_counted_as_made(modules: Path) -> None:
+    calls: list[str] = []
+    watch = compilerstack.LazyLoad(
+        lambda _f: True, lambda: calls.append("begin"), lambda: calls.append("end"), names=("lazy_broken",)
+    ).install()
+    try:
+        with pytest.raises(ImportError, match="broken"):
+            importlib.import_module("lazy_broken")
+    finally:
+        watch.uninstall()
+    assert calls == ["begin", "end"]  # its time was set aside all the same
+    assert watch.seconds == {} and watch.where == {} and watch.seconds_of(("lazy_broken",)) is None

@@ -266,6 +266,22 @@ def test_an_inductor_the_guess_missed_is_set_aside_and_loaded_for_the_next_passe
         assert not any("inductor" in n for n in later["notes"]), later["notes"]
 
 
+def test_a_compile_with_another_backend_is_set_aside_and_loads_no_code_generator() -> None:
+    """``torch.compile(..., backend="eager")`` imports aot_autograd and dynamo's repro hooks,
+    and no code generator: the sample pass sets them aside and says so, and the next passes
+    are not given inductor's 0.5 s of imports they would never use."""
+    name = "hidden_compile.py"
+    doc = run_job(name, "eager", passes=("sample", "cpu"))
+    sample, cpu = part_of(doc, "sample"), part_of(doc, "cpu")
+    assert sample is not None and cpu is not None
+    assert sample["startup"].get("inductor_in_run_s") is None
+    hooks = "torch loaded its ahead-of-time autograd (torch._functorch.aot_autograd) while the script ran at "
+    hooks += f"{name}:{marker_line(name, '# LOADS')}: "
+    noted = [n for n in sample["notes"] if hooks in n and "set aside" in n]
+    assert noted and float(noted[0].split(": ")[1].split(" s ")[0]) > 0.05, sample["notes"]
+    assert _preloaded(cpu) == ["True", "False"], cpu["output_tail"]
+
+
 def test_without_fork_a_missed_compiler_stack_is_loaded_by_the_next_fresh_interpreters() -> None:
     doc = run_job("hidden_compiler_stack.py", passes=("sample", "cpu"), fork=False)
     sample, cpu = part_of(doc, "sample"), part_of(doc, "cpu")

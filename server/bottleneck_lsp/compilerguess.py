@@ -14,9 +14,10 @@ The guess reads the script and the modules of its own folders that it imports (a
 that is neither the standard library, torch, numpy nor the user's own: what a training
 framework does inside is unknown, so it is assumed to build an optimizer.
 
-A script that calls ``torch.compile`` also has the fork server import inductor's code
-generator with the stack (``Guess.inductor``): the first ``torch.compile(...)`` call of a
-process imports it (0.7 s here), which each pass would pay again. This guess says yes only
+A script that calls ``torch.compile`` also has the fork server (or each fresh interpreter)
+import inductor's code generator with the stack (``Guess.inductor``): the first
+``torch.compile(...)`` call of a process imports it (0.7 s here), which each pass would pay
+again. This guess says yes only
 on a ``torch.compile`` seen in the user's files: every script that builds an optimizer
 would otherwise pay 0.7 s it never uses. A wrong no costs time, not truth, as above.
 """

@@ -85,6 +85,7 @@ class ForkServer:
         self._stderr_task: asyncio.Future[None] | None = None
         self._stderr = bytearray()
         self.gone = False
+        self._asked = (False, False)  # (the stack, inductor) once asked for: a failed import is not retried
 
     @classmethod
     async def start(cls, python: str, base_env: dict[str, str] | None = None) -> ForkServer:
@@ -210,8 +211,10 @@ class ForkServer:
         """Have the server load torch's compiler stack now, for the passes forked after it
         (see ``runner/compilerstack.py``), and inductor's code generator with it when the
         script calls ``torch.compile``; the seconds it took there (0.0: already loaded)."""
-        if self.has_compiler_stack and (self.has_inductor or not inductor):
+        asked_stack, asked_inductor = self._asked
+        if (self.has_compiler_stack or asked_stack) and (self.has_inductor or asked_inductor or not inductor):
             return 0.0
+        self._asked = (True, asked_inductor or inductor)
         async with self._lock:
             if self.gone:
                 raise ForkServerError("the fork server ended")

@@ -110,7 +110,7 @@ class Startup(Node):
     import_torch_s: float | None = None
     import_torch_lazy_s: float | None = None
     compiler_stack_in_run_s: float | None = None  # loaded by the script, set aside (sample pass)
-    inductor_in_run_s: float | None = None  # inductor's code generator, the same way
+    inductor_in_run_s: float | None = None  # what torch.compile imports with inductor, the same way
     cuda_init_s: float | None = None
 
 

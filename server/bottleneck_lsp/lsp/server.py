@@ -25,10 +25,10 @@ from typing import Any
 
 from lsprotocol import types
 from pygls import uris
-from pygls.exceptions import JsonRpcException
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidRequest
 from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
-from pygls.protocol import LanguageServerProtocol
+from pygls.protocol import JsonRPCProtocol, LanguageServerProtocol
 
 from .. import __version__, analysis, relocate, report, result
 from ..contract import PARTIAL_STATUSES, PASSES
@@ -105,10 +105,11 @@ class BottleneckProtocol(LanguageServerProtocol):
 
     def handle_message(self, message: Any) -> None:
         gate = self.gate
-        if not isinstance(message, dict):
-            log.warning("dropped a message that is a JSON %s, not an object", type(message).__name__)
+        if not isinstance(message, dict) or message.get("jsonrpc") != JsonRPCProtocol.VERSION:
             if gate is not None and not gate.authorised:
                 gate.failed = True  # not even a message, before authentication: the end
+                return
+            self._not_a_message(message)
             return
         if gate is not None:
             answer = gate.check(message)
@@ -120,15 +121,34 @@ class BottleneckProtocol(LanguageServerProtocol):
         if structured is not None:
             super().handle_message(structured)
 
+    def _not_a_message(self, data: Any) -> None:
+        """JSON that is not a JSON-RPC 2.0 message: an Invalid Request answer when it has an
+        id to answer, else a line in the log (pygls' own loop stopped at it with a traceback)."""
+        msg_id = data.get("id") if isinstance(data, dict) else None
+        if isinstance(msg_id, (int, str)) and not isinstance(msg_id, bool):
+            why = JsonRpcInvalidRequest(
+                message=f'{JsonRpcInvalidRequest.MESSAGE}: not a JSON-RPC "2.0" message'
+            )
+            self._send_response(msg_id, error=why.to_response_error())
+        else:
+            log.warning("dropped JSON that is not a JSON-RPC 2.0 message (a %s)", type(data).__name__)
+
     def _message_of(self, data: dict[str, Any]) -> Any:
-        """The message a decoded object is, or None after answering a request that is not
-        one (a notification or a response that is not one is only logged, as pygls does)."""
+        """The message a decoded object is, or None when it is not one: a request gets the
+        error as its answer; a response, to a request of this server's, fails that request
+        (its caller would wait for ever); a notification is logged (pygls logs it too)."""
         try:
             return super().structure_message(data)
         except JsonRpcException as exc:
             msg_id, method = data.get("id"), data.get("method")
-            if isinstance(msg_id, (int, str)) and not isinstance(msg_id, bool) and isinstance(method, str):
+            if not isinstance(msg_id, (int, str)) or isinstance(msg_id, bool):
+                return None
+            if isinstance(method, str):
                 self._send_response(msg_id, error=exc.to_response_error())
+            elif method is None:
+                waiting = self._request_futures.pop(msg_id, None)
+                if waiting is not None and not waiting.done():
+                    waiting.set_exception(exc)
             return None
 
     def send_json_text(self, body: str) -> None:

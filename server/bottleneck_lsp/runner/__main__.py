@@ -109,34 +109,39 @@ class _Run:
             aside(begin)
 
     def _report_lazy(self, lazy: compilerstack.LazyLoad) -> None:
+        """What torch imported lazily while the script ran: a note saying where and how
+        long, and the seconds in ``startup`` (from which the job loads it before the next
+        passes): the compiler stack; what a ``torch.compile`` call imports, when it imported
+        inductor's code generator. Another backend's call imports only aot_autograd and the
+        repro hooks (0.15 s here): noted, and imported again by the next passes."""
+        stack = compilerstack.MODULE
+        if stack in lazy.seconds:
+            self._note_lazy(lazy, (stack,), "its compiler stack (torch._dynamo)", "compiler_stack_in_run_s")
+        if compilerstack.COMPILE_FX in lazy.seconds:
+            what = "what torch.compile needs (inductor's code generator)"
+            self._note_lazy(lazy, compilerstack.COMPILE_CALL, what, "inductor_in_run_s")
+        elif lazy.seconds_of(compilerstack.HOOKS) is not None:
+            what = "its ahead-of-time autograd (torch._functorch.aot_autograd)"
+            self._note_lazy(lazy, compilerstack.HOOKS, what, None)
+
+    def _note_lazy(
+        self, lazy: compilerstack.LazyLoad, names: tuple[str, ...], what: str, field: str | None
+    ) -> None:
+        seconds = lazy.seconds_of(names) or 0.0
+        if field is not None:
+            self.part["startup"][field] = round(seconds, 6)
+        where = ""
+        found = lazy.where_of(names)
+        if found is not None and self.files is not None:
+            path = self.files.resolve(found[0]) or found[0]
+            where = f" at {os.path.basename(path)}:{found[1]}"
         aside = (
             "set aside: no line is charged for it" if self.ns.pass_name == "sample" else "in this pass's time"
         )
-        for names, field, what in (
-            (
-                (compilerstack.MODULE,),
-                "compiler_stack_in_run_s",
-                f"its compiler stack ({compilerstack.MODULE})",
-            ),
-            (
-                compilerstack.COMPILE_CALL,
-                "inductor_in_run_s",
-                "what torch.compile needs (inductor's code generator)",
-            ),
-        ):
-            seconds = lazy.seconds_of(names)
-            if seconds is None:
-                continue
-            self.part["startup"][field] = round(seconds, 6)
-            where = ""
-            found = lazy.where_of(names)
-            if found is not None and self.files is not None:
-                path = self.files.resolve(found[0]) or found[0]
-                where = f" at {os.path.basename(path)}:{found[1]}"
-            self.part.setdefault("notes", []).append(
-                f"torch loaded {what} while the script ran{where}: "
-                f"{seconds:.2f} s of one-time import work, {aside}"
-            )
+        self.part.setdefault("notes", []).append(
+            f"torch loaded {what} while the script ran{where}: "
+            f"{seconds:.2f} s of one-time import work, {aside}"
+        )
 
     def hard_exit(self, status: int) -> None:
         self.part.update({"status": "exit" if status else "ok", "exit_code": status})

@@ -20,6 +20,7 @@ from __future__ import annotations
 import importlib.abc
 import importlib.machinery
 import sys
+import threading
 import time
 import traceback
 from collections.abc import Callable, Sequence
@@ -30,9 +31,15 @@ MODULE = "torch._dynamo"
 
 
 # What the first ``torch.compile(...)`` call imports after the stack, as ``-X importtime``
-# lists it on torch 2.13 (0.68 s here): dynamo's repro hooks with aot_autograd (0.15 s), then
-# inductor's code generator (0.53 s, 592 modules); anything else it imports took 2 ms.
-COMPILE_CALL = ("torch._dynamo.repro.after_dynamo", "torch._inductor.compile_fx")
+# lists it on torch 2.13 (0.68 s here): dynamo's repro hooks with aot_autograd inside them
+# (0.15 s), then inductor's code generator (0.53 s, 592 modules), the default backend's; with
+# ``backend="eager"``, aot_autograd first (0.15 s), then the hooks (2 ms), and no code
+# generator. Anything else either imports took 2-4 ms.
+AOT_AUTOGRAD = "torch._functorch.aot_autograd"
+AFTER_DYNAMO = "torch._dynamo.repro.after_dynamo"
+HOOKS = (AOT_AUTOGRAD, AFTER_DYNAMO)
+COMPILE_FX = "torch._inductor.compile_fx"
+COMPILE_CALL = (*HOOKS, COMPILE_FX)
 WATCHED = (MODULE, *COMPILE_CALL)
 
 
@@ -93,19 +100,22 @@ class _TimedLoader(importlib.abc.Loader):
         module.__loader__ = self.inner
         if module.__spec__ is not None:
             module.__spec__.loader = self.inner
-        self.watcher.begin(self.name)
+        outermost = self.watcher.begin(self.name)
+        imported = False
         try:
             self.inner.exec_module(module)
+            imported = True
         finally:
-            self.watcher.end(self.name)
+            self.watcher.end(self.name, outermost, imported)
 
 
 class LazyLoad(importlib.abc.MetaPathFinder):
     """Watches for the script making the ``WATCHED`` imports it has not made yet (the
-    compiler stack, inductor's code generator). ``on_begin`` and ``on_end`` run around them
-    (in the thread that imports; once around an import made inside another); ``seconds``
-    says how long each took (one made inside another is in the other's), ``where`` the
-    innermost frame of the user's files then (``is_users(filename)``)."""
+    compiler stack, what a ``torch.compile`` call imports). ``on_begin`` and ``on_end`` run
+    around them: once while any thread makes one, however they nest or overlap. ``seconds``
+    says how long each import that succeeded took, counting only the outermost of a thread
+    (one made inside another is in the other's time), ``where`` the innermost frame of the
+    user's files when that outermost one began (``is_users(filename)``)."""
 
     def __init__(
         self,
@@ -120,9 +130,9 @@ class LazyLoad(importlib.abc.MetaPathFinder):
         self.pending = {name for name in names if name not in sys.modules}
         self.seconds: dict[str, float] = {}
         self.where: dict[str, tuple[str, int]] = {}
-        self._begun: dict[str, float] = {}
-        self._depth = 0
-        self._searching = False
+        self._thread = threading.local()  # depth, begun, searching: per importing thread
+        self._lock = threading.Lock()
+        self._active = 0  # threads inside a watched import
 
     def install(self) -> LazyLoad:
         sys.meta_path.insert(0, self)
@@ -137,13 +147,14 @@ class LazyLoad(importlib.abc.MetaPathFinder):
     def find_spec(
         self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
     ) -> importlib.machinery.ModuleSpec | None:
-        if fullname not in self.pending or self._searching:
+        here = self._thread
+        if fullname not in self.pending or getattr(here, "searching", False):
             return None
-        self._searching = True
+        here.searching = True
         try:
             spec = importlib.machinery.PathFinder.find_spec(fullname, path, target)
         finally:
-            self._searching = False
+            here.searching = False
         self.pending.discard(fullname)  # once is all it can happen
         if not self.pending:
             self.uninstall()
@@ -152,21 +163,39 @@ class LazyLoad(importlib.abc.MetaPathFinder):
         spec.loader = _TimedLoader(spec.loader, self, fullname)
         return spec
 
-    def begin(self, name: str) -> None:
+    def begin(self, name: str) -> bool:
+        """Before a watched import runs; True when it is this thread's outermost."""
+        here = self._thread
+        depth = getattr(here, "depth", 0)
+        here.depth = depth + 1
+        if depth:
+            return False
         for frame, line in traceback.walk_stack(sys._getframe(1)):
             if self.is_users(frame.f_code.co_filename):
                 self.where[name] = (frame.f_code.co_filename, line)
                 break
-        self._begun[name] = time.perf_counter()
-        self._depth += 1
-        if self._depth == 1:
-            self.on_begin()
+        here.begun = time.perf_counter()
+        with self._lock:
+            self._active += 1
+            first = self._active == 1
+        if first:
+            _quietly(self.on_begin)
+        return True
 
-    def end(self, name: str) -> None:
-        self._depth -= 1
-        if self._depth == 0:
-            self.seconds[name] = time.perf_counter() - self._begun[name]
-            self.on_end()
+    def end(self, name: str, outermost: bool, imported: bool) -> None:
+        here = self._thread
+        here.depth -= 1
+        if not outermost:
+            return
+        if imported:
+            self.seconds[name] = time.perf_counter() - here.begun
+        else:
+            self.where.pop(name, None)
+        with self._lock:
+            self._active -= 1
+            last = self._active == 0
+        if last:
+            _quietly(self.on_end)
 
     def seconds_of(self, names: Sequence[str]) -> float | None:
         """Seconds of those imports the script made, None when it made none of them."""
@@ -175,3 +204,11 @@ class LazyLoad(importlib.abc.MetaPathFinder):
 
     def where_of(self, names: Sequence[str]) -> tuple[str, int] | None:
         return next((self.where[name] for name in names if name in self.where), None)
+
+
+def _quietly(callback: Callable[[], None]) -> None:
+    """A pass's set-aside callback: an error in it must not fail the script's import."""
+    try:
+        callback()
+    except Exception:  # noqa: BLE001 - the time is then charged as it would have been
+        traceback.print_exc()

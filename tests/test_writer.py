@@ -9,7 +9,8 @@ import threading
 import pytest
 from pygls.io_ import StdoutWriter
 
-from bottleneck_lsp.lsp.server import BottleneckProtocol, BottleneckServer
+from bottleneck_lsp.lsp.protocol import BottleneckProtocol
+from bottleneck_lsp.lsp.server import BottleneckServer
 from bottleneck_lsp.lsp.writer import QueuedWriter
 
 MESSAGE = 256 * 1024  # four times a Linux pipe's buffer

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from bottleneck_lsp import forks, report
+from bottleneck_lsp.contract import RunnerArgs
 from bottleneck_lsp.forks import ForkServer
 from bottleneck_lsp.jobs import Job, JobSpec
 from bottleneck_lsp.model import Document
@@ -83,6 +84,65 @@ def test_closing_the_server_ends_the_pass_it_runs(tmp_path: Path) -> None:
 
     pid = asyncio.run(scenario())
     assert gone(pid) and runner_pids("forever.py") == []
+
+
+def test_a_pass_that_ends_before_its_fork_is_answered_is_still_seen_to_end(tmp_path: Path) -> None:
+    """The event loop is busy elsewhere (another job, a large document) while a short pass is
+    forked: the server's "forked" and "exited" answers arrive in one read. Its end was lost
+    once, and the job waited for ever."""
+    script = tmp_path / "short.py"
+    script.write_text("pass\n")
+
+    async def scenario() -> int:
+        server = await ForkServer.start(sys.executable)
+        try:
+            options = RunnerArgs(
+                pass_name="cprofile",
+                script=str(script),
+                out=str(tmp_path / "cprofile.json"),
+                cwd=str(tmp_path),
+            ).options()
+            forking = asyncio.ensure_future(server.spawn(options))
+            await asyncio.sleep(0)  # the request is sent
+            time.sleep(1.5)  # the loop is held: the pass forks, runs and ends meanwhile
+            proc, _out, _err = await forking
+            return await asyncio.wait_for(proc.wait(), 30)
+        finally:
+            await server.close()
+
+    assert asyncio.run(scenario()) == 0
+
+
+def test_a_long_command_line_and_a_request_not_understood_leave_the_server_serving(tmp_path: Path) -> None:
+    """A script's arguments of 200 KB reach it whole (a stream socket splits them: the server
+    once read a part as the request, and ended); a request it does not understand is
+    answered with an error, and the next one is served."""
+    script = tmp_path / "args.py"
+    script.write_text("import sys\nprint('ARGS', len(sys.argv[1]), sys.argv[2])\n")
+    long = "x" * 200_000
+
+    async def scenario() -> list[str]:
+        server = await ForkServer.start(sys.executable)
+        try:
+            loop = asyncio.get_running_loop()
+            await loop.sock_sendall(server.sock, b"not a request\n")
+            await loop.sock_sendall(server.sock, b'{"argv": ["--pass"]}\n')  # no descriptors
+            await asyncio.sleep(0.5)
+            assert not server.gone and server.proc.returncode is None
+            spec = JobSpec(
+                script=str(script), python=sys.executable, passes=("cprofile",), args=(long, "END")
+            )
+            doc = await Job(spec, forks=server).run()
+            assert not server.gone
+            return [
+                doc.passes[0].status,
+                doc.passes[0].output_tail.stdout if doc.passes[0].output_tail else "",
+            ]
+        finally:
+            await server.close()
+
+    status, stdout = asyncio.run(scenario())
+    assert status == "ok" and "ARGS 200000 END" in stdout, stdout
 
 
 def test_without_fork_the_job_says_so_and_starts_each_pass_afresh(monkeypatch: pytest.MonkeyPatch) -> None:

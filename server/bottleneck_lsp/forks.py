@@ -67,6 +67,15 @@ class _Adopted:
         return self.popen.returncode
 
 
+def _kill_forked(request: asyncio.Future[dict[str, Any]] | None) -> None:
+    """The child a fork request's answer named, when nobody will run it now."""
+    if request is None or not request.done() or request.cancelled() or request.exception() is not None:
+        return
+    child = request.result().get("child")
+    if isinstance(child, ForkedProcess):
+        kill_group(child.pid, signal.SIGKILL)
+
+
 class ForkServer:
     """A started fork server (see the module's docstring)."""
 
@@ -154,7 +163,16 @@ class ForkServer:
             child = self._children.pop(int(reply["exited"]), None)
             if child is not None:
                 child.ended(int(reply["status"]))
-        elif self._pending is not None and not self._pending.done():
+        elif self._pending is None or self._pending.done():
+            if "pid" in reply:  # forked for a request that was given up (its job stopped)
+                kill_group(int(reply["pid"]), signal.SIGKILL)
+        else:
+            if "pid" in reply:
+                # Known from this moment: its exit may come in the same read, before the
+                # request's coroutine resumes (it was lost then, and its job waited for ever)
+                child = ForkedProcess(int(reply["pid"]))
+                self._children[child.pid] = child
+                reply = {**reply, "child": child}
             self._pending.set_result(reply)
 
     async def _lost(self) -> None:
@@ -183,20 +201,24 @@ class ForkServer:
             try:
                 message = json.dumps({"argv": options}).encode("utf-8") + b"\n"
                 try:
-                    socket.send_fds(self.sock, [message], [null, out_w, err_w])
+                    sent = socket.send_fds(self.sock, [message], [null, out_w, err_w])
+                    if sent < len(message):  # a long command line: the rest after it
+                        await asyncio.get_running_loop().sock_sendall(self.sock, message[sent:])
                 except OSError:
                     self.gone = True  # its socket is broken: no later pass is sent to it
                     raise
                 reply = await self._pending
+                if "error" in reply:
+                    raise ForkServerError(str(reply["error"]))
             except BaseException:
                 os.close(out_r)
                 os.close(err_r)
+                _kill_forked(self._pending)  # forked, then given up (its job stopped)
                 raise
             finally:
                 for fd in (null, out_w, err_w):
                     os.close(fd)
-            child = ForkedProcess(int(reply["pid"]))
-            self._children[child.pid] = child
+            child: ForkedProcess = reply["child"]
         return child, await _reader(out_r), await _reader(err_r)
 
     @property

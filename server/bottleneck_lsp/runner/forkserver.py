@@ -14,7 +14,9 @@ JSON line:
   the passes forked after it (the job asks when it expects the script to need it), and with
   ``"inductor": true`` inductor's code generator too (the script calls ``torch.compile``);
   answered ``{"compiler_stack": {"import_torch_lazy_s": S, "inductor": B}}`` (with
-  ``"unsafe"`` when loading it started a thread: the job then stops forking from this server).
+  ``"unsafe"`` when loading it started a thread: the job then stops forking from this server);
+- anything else (not JSON, a fork request without its descriptors, over ``MAX_REQUEST``
+  bytes): answered ``{"error": why}``, and the server serves on.
 
 The server never runs anything of the user's script, never touches a CUDA device (a child
 that does must not inherit an initialised one) and starts no thread. Standard library and
@@ -189,6 +191,42 @@ def _load_compiler_stack(inductor: bool) -> dict[str, Any]:
     return answer
 
 
+def _answer(
+    sock: socket.socket, line: bytes, fds: list[int], children: dict[int, str], closing: list[Any]
+) -> None:
+    """One request (see the module's docstring); one that is not understood is answered
+    ``{"error": why}`` and the server serves on."""
+    try:
+        request = json.loads(line)
+        argv = [str(a) for a in request["argv"]] if "compiler_stack" not in request else []
+        if argv and (len(fds) != 3 or "--out" not in argv[:-1] or "--pass" not in argv[:-1]):
+            raise ValueError(f"a fork request needs --pass, --out and 3 descriptors (got {len(fds)})")
+    except (ValueError, KeyError, TypeError) as exc:
+        for fd in fds:
+            os.close(fd)
+        _reply(sock, {"error": f"a request not understood: {exc}"})
+        return
+    if not argv:
+        for fd in fds:
+            os.close(fd)
+        _reply(sock, {"compiler_stack": _load_compiler_stack(bool(request.get("inductor")))})
+        return
+    sys.stdout.flush()
+    sys.stderr.flush()
+    server = os.getpid()
+    pid = os.fork()
+    if pid == 0:
+        _child(argv, fds, closing, server)
+    try:
+        os.setpgid(pid, pid)  # also here: no window in which a kill misses it
+    except OSError:
+        pass  # it already did (or already ended)
+    for fd in fds:
+        os.close(fd)
+    children[pid] = os.path.dirname(os.path.abspath(argv[argv.index("--out") + 1]))
+    _reply(sock, {"pid": pid})
+
+
 def serve(sock: socket.socket) -> None:
     """Answer requests until the socket closes or SIGTERM comes (the host ended or died);
     then every child's group ends, and its job's folder goes: nobody will read it."""
@@ -200,34 +238,26 @@ def serve(sock: socket.socket) -> None:
     selector.register(sock, selectors.EVENT_READ)
     selector.register(wake_read, selectors.EVENT_READ)
     children: dict[int, str] = {}  # pid -> the folder its results go to
+    received = b""  # a request's bytes so far: a stream socket may split a long one
+    received_fds: list[int] = []  # its descriptors, which come with its first part
     try:
         while True:
             for key, _ in selector.select():
                 if key.fileobj is sock:
-                    data, fds, _, _ = socket.recv_fds(sock, MAX_REQUEST, 3)
+                    data, fds, _, _ = socket.recv_fds(sock, 65536, 3)
                     if not data:
                         return
-                    request = json.loads(data)
-                    if "compiler_stack" in request:
-                        for fd in fds:
+                    received += data
+                    received_fds += fds
+                    while b"\n" in received:
+                        line, received = received.split(b"\n", 1)
+                        taken, received_fds = received_fds, []
+                        _answer(sock, line, taken, children, [selector, sock, wake_read, wake_write])
+                    if len(received) > MAX_REQUEST:
+                        for fd in received_fds:
                             os.close(fd)
-                        _reply(sock, {"compiler_stack": _load_compiler_stack(bool(request.get("inductor")))})
-                        continue
-                    argv = [str(a) for a in request["argv"]]
-                    sys.stdout.flush()
-                    sys.stderr.flush()
-                    server = os.getpid()
-                    pid = os.fork()
-                    if pid == 0:
-                        _child(argv, fds, [selector, sock, wake_read, wake_write], server)
-                    try:
-                        os.setpgid(pid, pid)  # also here: no window in which a kill misses it
-                    except OSError:
-                        pass  # it already did (or already ended)
-                    for fd in fds:
-                        os.close(fd)
-                    children[pid] = os.path.dirname(os.path.abspath(argv[argv.index("--out") + 1]))
-                    _reply(sock, {"pid": pid})
+                        received, received_fds = b"", []
+                        _reply(sock, {"error": f"a request of over {MAX_REQUEST} bytes"})
                 else:
                     try:
                         os.read(wake_read, 512)

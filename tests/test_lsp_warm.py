@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,8 @@ from lsprotocol import types
 from pygls import uris
 from pytest_lsp import ClientServerConfig, LanguageClient
 
+from bottleneck_lsp.contract import RunnerArgs
+from bottleneck_lsp.lsp.warm import WarmForks
 from lsp_helpers import (
     SCRIPTS,
     SERVER,
@@ -126,3 +129,47 @@ async def test_fork_off_runs_each_pass_in_a_fresh_interpreter() -> None:
         await client.shutdown_session()
         await client.stop()
     assert not written.parent.exists()  # the server's folder of reports went with it
+
+
+def test_each_job_keeps_the_fork_server_it_got_whatever_happens_to_the_others(tmp_path: Path) -> None:
+    """Leases, with real fork servers: job A's server dies and job B gets a new one; A's end
+    does not count against B's, and a settings change while B runs leaves B's server to B.
+    A server that cannot fork any more (as after an "unsafe" compiler stack) is not handed to
+    job C, and is not closed under job B's running pass either."""
+    script = tmp_path / "sleeps.py"
+    script.write_text("import time\ntime.sleep(2)\n")
+
+    def options() -> list[str]:
+        out = str(tmp_path / "cprofile.json")
+        return RunnerArgs(pass_name="cprofile", script=str(script), out=out, cwd=str(tmp_path)).options()
+
+    async def scenario() -> None:
+        warm = WarmForks(lambda _text: None)
+        try:
+            a = await warm.acquire(sys.executable)
+            assert a.server is not None
+            a.server.kill()  # A's server dies
+            assert await until(lambda: a.server is not None and a.server.gone)
+            b = await warm.acquire(sys.executable)
+            assert b.server is not None and b.server is not a.server
+            a.release()
+            a.release()  # twice: nothing more
+            warm.retire("the settings changed")  # while B runs
+            await asyncio.sleep(0.5)
+            assert not b.server.gone and b.server.proc.returncode is None
+            c = await warm.acquire(sys.executable)
+            assert c.server is not None and c.server is not b.server  # retired: not handed out
+            proc, _out, _err = await c.server.spawn(options())
+            c.server.gone = True  # as after an "unsafe" answer: no new pass is forked from it
+            d = await warm.acquire(sys.executable)
+            assert d.server is not None and d.server is not c.server
+            assert await asyncio.wait_for(proc.wait(), 30) == 0  # C's pass ran to its end
+            b.release()
+            assert await until(lambda: b.server is not None and b.server.proc.returncode is not None)
+            c.release()
+            d.release()
+        finally:
+            await warm.close()
+
+    asyncio.run(scenario())
+    assert fork_servers() == []

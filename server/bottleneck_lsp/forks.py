@@ -270,7 +270,8 @@ class ForkServer:
     def kill(self) -> None:
         """Last resort, synchronous (at exit, on SIGTERM): the server's whole group at once,
         and its folder, which a killed server cannot remove itself."""
-        kill_group(self.proc.pid, signal.SIGKILL)
+        if self.proc.returncode is None:  # not reaped: its pid is still its own
+            kill_group(self.proc.pid, signal.SIGKILL)
         shutil.rmtree(self.workdir, ignore_errors=True)
 
     async def close(self) -> None:

@@ -357,14 +357,16 @@ async def _run(ls: BottleneckServer, script: str, running: Running) -> dict[str,
             if future is not None:
                 future.add_done_callback(lambda f: job.stop() if f.cancelled() else None)
         keep_warm = ls.state.settings.keep_warm and job.spec.fork
+        lease = None
         if keep_warm:
             ls.warm.idle_s = ls.state.settings.warm_idle_minutes * 60
-            job.use_forks(await ls.warm.acquire(job.spec.python))
+            lease = await ls.warm.acquire(job.spec.python)
+            job.use_forks(lease.server)
         try:
             doc = await job.run()
         finally:
-            if keep_warm:
-                ls.warm.release(job.spec.python)
+            if lease is not None:
+                lease.release()
         if interim:
             await asyncio.gather(*interim)
         runner_done = time.perf_counter()

@@ -16,28 +16,44 @@ from dataclasses import dataclass
 from ..forks import ForkServer, ForkServerError
 
 
-@dataclass
+@dataclass(eq=False)
 class _Warm:
     starting: asyncio.Future[ForkServer]
     users: int = 0
     idle: asyncio.TimerHandle | None = None
-    retired: bool = False  # the settings changed: it goes when its last job ends
+    retired: bool = False  # no new job gets it (settings changed, it died): it goes when its last job ends
+
+
+class Lease:
+    """One job's use of a warm fork server: ``server`` (None when none could start), and
+    ``release`` when the job ends (once; a second call does nothing)."""
+
+    def __init__(self, server: ForkServer | None, release: Callable[[], None] = lambda: None) -> None:
+        self.server = server
+        self._release: Callable[[], None] | None = release
+
+    def release(self) -> None:
+        release, self._release = self._release, None
+        if release is not None:
+            release()
 
 
 class WarmForks:
     def __init__(self, log: Callable[[str], None]) -> None:
         self.log = log
         self.idle_s = 15 * 60.0
-        self._warm: dict[str, _Warm] = {}
+        self._warm: dict[str, _Warm] = {}  # the one a new job gets, per interpreter
+        self._retired: dict[_Warm, str] = {}  # no new job gets them; their jobs still run
         self._closing: set[asyncio.Future[None]] = set()
 
-    async def acquire(self, python: str) -> ForkServer | None:
-        """The warm fork server for ``python``, started if there is none; None when one
-        cannot start (the log says why; the job then starts its passes as it can).
-        ``release`` it when the job ends."""
+    async def acquire(self, python: str) -> Lease:
+        """A lease on the warm fork server for ``python``, started if there is none; its
+        ``server`` is None when one cannot start (the log says why; the job then starts its
+        passes as it can). Release the lease when the job ends: the server a job got stays
+        its own until then, whatever happens to the others."""
         warm = self._warm.get(python)
         if warm is not None and warm.starting.done() and _dead(warm.starting):
-            self._forget(python, warm)
+            self._retire(python, warm)  # dead (or unsafe): closed once its jobs are done
             warm = None
         if warm is None:
             warm = _Warm(asyncio.ensure_future(ForkServer.start(python)))
@@ -48,47 +64,34 @@ class WarmForks:
             warm.idle.cancel()
             warm.idle = None
         try:
-            return await asyncio.shield(warm.starting)
+            server = await asyncio.shield(warm.starting)
         except ForkServerError:
-            self.release(python)
-            return None
+            self._release(python, warm)
+            return Lease(None)
         except BaseException:  # cancelled while it started: this job no longer uses it
-            self.release(python)
+            self._release(python, warm)
             raise
-
-    def release(self, python: str) -> None:
-        warm = self._warm.get(python)
-        if warm is None:
-            return
-        warm.users = max(warm.users - 1, 0)
-        if warm.users:
-            return
-        if warm.retired or (warm.starting.done() and _dead(warm.starting)):
-            self._forget(python, warm)
-        else:
-            loop = asyncio.get_running_loop()
-            warm.idle = loop.call_later(self.idle_s, self._idle, python, warm)
+        return Lease(server, functools.partial(self._release, python, warm))
 
     def retire(self, reason: str) -> None:
-        """The settings changed: idle servers end now, busy ones when their job ends."""
+        """The settings changed: idle servers end now, busy ones when their jobs end; no new
+        job gets one of them."""
         for python, warm in list(self._warm.items()):
-            if warm.users:
-                warm.retired = True
-            else:
+            if not warm.users:
                 self.log(f"fork server for {python} ends: {reason}")
-                self._forget(python, warm)
+            self._retire(python, warm)
 
     async def close(self) -> None:
         """End every fork server (the language server is shutting down)."""
-        for python, warm in list(self._warm.items()):
+        for python, warm in [*self._warm.items(), *((p, w) for w, p in self._retired.items())]:
             self._forget(python, warm)
         if self._closing:
             await asyncio.gather(*self._closing, return_exceptions=True)
 
     def kill(self) -> None:
         """Last resort at exit, synchronous: every fork server's group, at once."""
-        for warm in self._warm.values():
-            if warm.starting.done() and not _dead(warm.starting):
+        for warm in [*self._warm.values(), *self._retired]:
+            if warm.starting.done() and not warm.starting.cancelled() and warm.starting.exception() is None:
                 warm.starting.result().kill()
 
     # -- inside ---------------------------------------------------------------------------
@@ -108,6 +111,30 @@ class WarmForks:
             f"{self.idle_s / 60:g} min (bottleneck.keepWarm, bottleneck.warmIdleMinutes)"
         )
 
+    def _release(self, python: str, warm: _Warm) -> None:
+        warm.users = max(warm.users - 1, 0)
+        if warm.users:
+            return
+        if (
+            warm.retired
+            or self._warm.get(python) is not warm
+            or (warm.starting.done() and _dead(warm.starting))
+        ):
+            self._forget(python, warm)
+        else:
+            loop = asyncio.get_running_loop()
+            warm.idle = loop.call_later(self.idle_s, self._idle, python, warm)
+
+    def _retire(self, python: str, warm: _Warm) -> None:
+        """No new job gets it; it ends now if no job uses it, else when the last one ends."""
+        warm.retired = True
+        if self._warm.get(python) is warm:
+            del self._warm[python]
+        if warm.users:
+            self._retired[warm] = python
+        else:
+            self._forget(python, warm)
+
     def _idle(self, python: str, warm: _Warm) -> None:
         if self._warm.get(python) is warm and not warm.users:
             self.log(f"fork server for {python} ends: idle for {self.idle_s / 60:g} min")
@@ -116,6 +143,7 @@ class WarmForks:
     def _forget(self, python: str, warm: _Warm) -> None:
         if self._warm.get(python) is warm:
             del self._warm[python]
+        self._retired.pop(warm, None)
         if warm.idle is not None:
             warm.idle.cancel()
         closing = asyncio.ensure_future(_close(warm.starting))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -143,6 +144,38 @@ def test_a_long_command_line_and_a_request_not_understood_leave_the_server_servi
 
     status, stdout = asyncio.run(scenario())
     assert status == "ok" and "ARGS 200000 END" in stdout, stdout
+
+
+def test_a_fork_server_killed_mid_pass_leaves_the_job_its_folder_and_its_later_passes(tmp_path: Path) -> None:
+    """The fork server dies (the kernel's OOM killer picks it) while a pass runs: that pass
+    ends, and the next ones start in interpreters of their own and report. The killed pass
+    once took the job's folder with it, as if the CLI had died, and every later pass lost
+    its results."""
+    script = tmp_path / "ticks.py"
+    script.write_text("import time\nfor _ in range(20):\n    time.sleep(0.1)\n")
+
+    async def scenario() -> Document:
+        job = Job(JobSpec(script=str(script), python=sys.executable, passes=("cprofile", "sample", "cpu")))
+
+        async def kill_the_fork_server() -> None:
+            while job._forks is None or not job._forks._children:
+                await asyncio.sleep(0.05)
+            await asyncio.sleep(0.5)
+            os.kill(job._forks.proc.pid, signal.SIGKILL)
+            time.sleep(0.5)  # the loop is busy meanwhile: the pass sees its parent gone first
+
+        killing = asyncio.ensure_future(kill_the_fork_server())
+        doc = await job.run()
+        await killing
+        return doc
+
+    doc = asyncio.run(scenario())
+    first, *later = doc.passes  # the sample pass runs first
+    assert first.status == "crashed" and [p.status for p in later] == ["ok", "ok"], doc.passes
+    assert all(not p.warm for p in later)
+    assert any("the fork server ended during this pass (killed by signal 9)" in n for n in first.notes), (
+        first.notes
+    )
 
 
 def test_without_fork_the_job_says_so_and_starts_each_pass_afresh(monkeypatch: pytest.MonkeyPatch) -> None:

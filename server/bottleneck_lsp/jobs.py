@@ -356,7 +356,10 @@ class Job:
                         )
                     )
                     following = planned[index + 1] if index + 1 < len(planned) else None
+                    forking = self._forking()
                     raws = await self._run_pass(name, workdir, index == 0, following)
+                    if forking is not None and forking.gone and not self._stopped:
+                        self._note_fork_server_death(forking)
                     for raw in raws:
                         crashsite.place(raw, doc.roots)
                     typed = [_typed(name, raw) for raw in raws]
@@ -455,6 +458,20 @@ class Job:
             self._fork_note = (
                 f"the next passes started their own interpreters (the fork server failed: {exc})"
             )
+
+    def _note_fork_server_death(self, forks: ForkServer) -> None:
+        """The fork server ended during the pass that just ran (the OOM killer, a signal):
+        that pass says so, and the next ones start interpreters of their own."""
+        status = forks.proc.returncode
+        if status is None:
+            how = "it stopped forking"
+        elif status < 0:
+            how = f"killed by signal {-status}"
+        else:
+            how = f"exit status {status}"
+        self._fork_note = (
+            f"the fork server ended during this pass ({how}): the next passes start their own interpreters"
+        )
 
     def _forking(self) -> ForkServer | None:
         if self.spec.distributed:  # the launcher starts every worker itself

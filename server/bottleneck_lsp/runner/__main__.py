@@ -368,12 +368,30 @@ def _end_group_if_orphaned(parent: int, out: str) -> None:
     end what the script left running: the job's private folder (where ``out`` is) goes,
     and the runner's process group (it leads one) ends at once, the script's workers with
     it. Ending as the interpreter does could wait forever: its exit joins workers that are
-    not daemons."""
+    not daemons. A forked pass whose fork server died while the CLI or server lives on ends
+    the same way, and leaves the folder: the job's next passes start afresh there."""
     if os.getppid() != parent and os.getpgid(0) == os.getpid():
         import shutil
 
-        shutil.rmtree(os.path.dirname(os.path.abspath(out)), ignore_errors=True)
+        if _HOST is None or not alive(_HOST):
+            shutil.rmtree(os.path.dirname(os.path.abspath(out)), ignore_errors=True)
         os.killpg(os.getpid(), signal.SIGKILL)
+
+
+def alive(pid: int) -> bool:
+    """Whether a process runs (a zombie, dead and not yet reaped, does not)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's: alive
+        return True
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            state = stat.read().rsplit(b")", 1)[1].split()[0]
+    except (OSError, IndexError):  # no /proc (macOS): alive, as kill said
+        return True
+    return state not in (b"Z", b"X")
 
 
 def _as_rank(ns: RunnerArgs) -> int | None:
@@ -391,7 +409,14 @@ def _as_rank(ns: RunnerArgs) -> int | None:
     return rank
 
 
-def main(argv: list[str] | None = None, parent: int | None = None) -> int:
+# A forked pass: the CLI or language server that started its fork server, which reads its
+# results (the fork server is its parent)
+_HOST: int | None = None
+
+
+def main(argv: list[str] | None = None, parent: int | None = None, host: int | None = None) -> int:
+    global _HOST
+    _HOST = host
     ns = RunnerArgs.parse(sys.argv[1:] if argv is None else argv)
     rank = _as_rank(ns)
     parent = _die_with_parent(parent)

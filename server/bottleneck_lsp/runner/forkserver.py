@@ -121,7 +121,7 @@ def _child(argv: list[str], fds: list[int], closing: list[Any], server: int) -> 
         _hold(argv[argv.index("--script") + 1])
         from .__main__ import _quick_exit, main
 
-        _quick_exit(main(argv, parent=server))
+        _quick_exit(main(argv, parent=server, host=HOST))
     except BaseException:  # noqa: BLE001 - whatever happens, this process ends here
         import traceback
 
@@ -273,12 +273,15 @@ def serve(sock: socket.socket) -> None:
         import shutil
 
         signal.signal(signal.SIGTERM, signal.SIG_IGN)  # the clean-up runs to its end
+        from .__main__ import alive
+
         for pid, folder in children.items():
             try:
                 os.killpg(pid, signal.SIGKILL)
             except OSError:
                 pass
-            shutil.rmtree(folder, ignore_errors=True)
+            if HOST is None or os.getppid() != HOST or not alive(HOST):  # else the job removes it
+                shutil.rmtree(folder, ignore_errors=True)
 
 
 # While torch is imported here, any CUDA availability check it makes goes through NVML,
@@ -295,10 +298,15 @@ def _restore_environment() -> None:
         os.environ[NVML_CHECK] = _NVML_BEFORE
 
 
+# The CLI or language server that started this fork server: it reads the passes' results
+HOST: int | None = None
+
+
 def main(argv: list[str]) -> int:
+    global HOST
     from .__main__ import _die_with_parent
 
-    _die_with_parent()
+    HOST = _die_with_parent()
     sock = socket.socket(fileno=int(argv[argv.index("--socket") + 1]))
     os.environ[NVML_CHECK] = "1"
     # torch's compiler stack only when a job asks (``{"compiler_stack": true}``): a script

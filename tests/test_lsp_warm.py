@@ -16,7 +16,7 @@ from pygls import uris
 from pytest_lsp import ClientServerConfig, LanguageClient
 
 from bottleneck_lsp.contract import RunnerArgs
-from bottleneck_lsp.lsp.warm import WarmForks
+from bottleneck_lsp.lsp.warm import Lease, WarmForks
 from lsp_helpers import (
     SCRIPTS,
     SERVER,
@@ -173,3 +173,21 @@ def test_each_job_keeps_the_fork_server_it_got_whatever_happens_to_the_others(tm
 
     asyncio.run(scenario())
     assert fork_servers() == []
+
+
+def test_closing_while_a_fork_server_starts_ends_it_without_waiting_for_torch(tmp_path: Path) -> None:
+    """The language server shuts down while a warm fork server still imports torch: the
+    start is given up at once (its process ended), and the job that waited for it gets none
+    and starts its passes as it can."""
+
+    async def scenario() -> tuple[Lease, list[int]]:
+        warm = WarmForks(lambda _text: None)
+        acquiring = asyncio.ensure_future(warm.acquire(sys.executable))
+        assert await until(lambda: bool(fork_servers(os.getpid())), 30)  # importing torch now
+        starting = fork_servers(os.getpid())
+        await warm.close()
+        return await acquiring, starting
+
+    lease, starting = asyncio.run(scenario())
+    assert lease.server is None
+    assert all(gone(pid) for pid in starting)

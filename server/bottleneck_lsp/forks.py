@@ -183,11 +183,15 @@ class ForkServer:
         children, self._children = self._children, {}
         for pid in children:
             kill_group(pid, signal.SIGKILL)
-        for pid, child in children.items():
-            deadline = time.monotonic() + GONE_TIMEOUT_S
-            while _group_alive(pid) and time.monotonic() < deadline:
-                await asyncio.sleep(0.02)
-            child.ended(-signal.SIGKILL)
+        try:
+            for pid, child in children.items():
+                deadline = time.monotonic() + GONE_TIMEOUT_S
+                while _group_alive(pid) and time.monotonic() < deadline:
+                    await asyncio.sleep(0.02)
+                child.ended(-signal.SIGKILL)
+        finally:  # cancelled meanwhile (``close``): their jobs must not wait for ever
+            for child in children.values():
+                child.ended(-signal.SIGKILL)
 
     async def spawn(self, options: list[str]) -> tuple[ForkedProcess, Reader, Reader]:
         """Fork a runner with these options (``RunnerArgs.options``); its stdout and stderr."""

@@ -70,6 +70,8 @@ class WarmForks:
             return Lease(None)
         except BaseException:  # cancelled while it started: this job no longer uses it
             self._release(python, warm)
+            if warm.starting.cancelled():  # ... or the start was (shutdown): none, then
+                return Lease(None)
             raise
         return Lease(server, functools.partial(self._release, python, warm))
 
@@ -146,6 +148,8 @@ class WarmForks:
         self._retired.pop(warm, None)
         if warm.idle is not None:
             warm.idle.cancel()
+        if not warm.starting.done():
+            warm.starting.cancel()  # still importing torch: ended now (``ForkServer.start``)
         closing = asyncio.ensure_future(_close(warm.starting))
         self._closing.add(closing)
         closing.add_done_callback(self._closing.discard)

@@ -229,7 +229,8 @@ def _answer(
 
 def serve(sock: socket.socket) -> None:
     """Answer requests until the socket closes or SIGTERM comes (the host ended or died);
-    then every child's group ends, and its job's folder goes: nobody will read it."""
+    then every child's group ends, and, when the host is gone, its job's folder: nobody
+    will read it (a living host's job removes its own)."""
     wake_read, wake_write = os.pipe()
     os.set_blocking(wake_write, False)
     signal.set_wakeup_fd(wake_write)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import secrets
 import shutil
@@ -37,6 +38,12 @@ def _live_processes() -> list[tuple[int, list[str], int]]:
         if state != "Z":
             found.append((int(entry), argv, int(ppid)))
     return found
+
+
+def frame(message: dict[str, Any]) -> bytes:
+    """One JSON-RPC message as the base protocol frames it (a Content-Length header)."""
+    body = json.dumps(message).encode()
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body
 
 
 def runner_pids(marker: str) -> list[int]:

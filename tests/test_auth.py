@@ -18,16 +18,11 @@ from typing import Any
 import pytest
 
 from helpers import SCRIPTS
-from lsp_helpers import SERVER, runner_pids
+from lsp_helpers import SERVER, frame, runner_pids
 
 LISTENING = re.compile(
     r"listening on (?:unix socket (\S+)|127\.0\.0\.1:(\d+))(?:.*?; token (?:in|from) (\S+))?"
 )
-
-
-def _frame_bytes(message: dict[str, Any]) -> bytes:
-    body = json.dumps(message).encode()
-    return b"Content-Length: %d\r\n\r\n" % len(body) + body
 
 
 class Server:
@@ -88,7 +83,7 @@ class Client:
         return self.next_id
 
     def write(self, message: dict[str, Any]) -> None:
-        self.writer.write(_frame_bytes(message))
+        self.writer.write(frame(message))
 
     async def receive(self) -> dict[str, Any] | None:
         """The next message, None when the server closed the connection."""
@@ -361,8 +356,8 @@ def test_no_auth_is_loud_and_works() -> None:
         b"Content-Length: 5\r\n\r\n{{{{{",  # not JSON
         b"Content-Length: 7\r\n\r\n[1,2,3]",  # JSON, not a message
         # an initialize that is not one: nothing before authentication structures it
-        _frame_bytes({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"processId": "x"}}),
-        _frame_bytes({"id": 1, "method": "initialize", "params": {}}),  # not JSON-RPC 2.0
+        frame({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"processId": "x"}}),
+        frame({"id": 1, "method": "initialize", "params": {}}),  # not JSON-RPC 2.0
     ],
 )
 def test_garbage_before_authentication_ends_that_connection_only(payload: bytes) -> None:

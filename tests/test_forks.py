@@ -529,19 +529,13 @@ def test_a_script_that_calls_torch_compile_finds_inductor_loaded_by_the_fork_ser
     passes fork, and the script's torch.compile line is not charged it in each pass. A
     script that only builds an optimizer gets the compiler stack without it."""
 
-    def preloaded(doc: dict[str, Any]) -> list[list[str]]:
-        return [
-            next(x for x in part["output_tail"]["stdout"].splitlines() if x.startswith("PRELOADED ")).split()[
-                1:
-            ]
-            for part in doc["passes"]
-        ]
-
     compiled = run_job("compile_call.py", passes=("sample", "cprofile"))
-    assert preloaded(compiled) == [["True", "True"], ["True", "True"]]
+    assert [_preloaded(p) for p in compiled["passes"]] == [["True", "True"], ["True", "True"]]
     assert all(part["warm"] is True for part in compiled["passes"])
     plain = Path(SCRIPTS / "compile_call.py").read_text().replace("torch.compile(", "torch.optim.SGD(")
     plain = plain.replace("torch.nn.Linear(4, 4))", "torch.nn.Linear(4, 4).parameters(), lr=0.1)")
     script = tmp_path / "optimizer_only.py"
     script.write_text(plain)
-    assert preloaded(run_job(str(script), passes=("cprofile",))) == [["True", "False"]]
+    assert [_preloaded(p) for p in run_job(str(script), passes=("cprofile",))["passes"]] == [
+        ["True", "False"]
+    ]

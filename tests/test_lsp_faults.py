@@ -4,7 +4,6 @@ processes, no progress left open, and the server keeps answering."""
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import socket
 import subprocess
@@ -24,6 +23,7 @@ from lsp_helpers import (
     SERVER,
     SETTINGS,
     execute,
+    frame,
     hot_diagnostic,
     our_folders,
     runner_pids,
@@ -278,11 +278,6 @@ def test_tcp_binds_loopback_by_default_and_warns_otherwise() -> None:
         proc.wait(10)
 
 
-def _frame(message: dict[str, Any]) -> bytes:
-    body = json.dumps(message).encode()
-    return b"Content-Length: %d\r\n\r\n" % len(body) + body
-
-
 def test_sigterm_over_stdio_mid_profile_exits_and_kills_the_runner() -> None:
     """An editor may signal the server and keep its stdin open: it still exits, runner and all."""
     before = our_folders()
@@ -297,10 +292,10 @@ def test_sigterm_over_stdio_mid_profile_exits_and_kills_the_runner() -> None:
         "initializationOptions": options,
     }
     profile = {"command": "bottleneck.profile", "arguments": [{"uri": uri_of("forever.py")}]}
-    proc.stdin.write(_frame({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": initialize}))
-    proc.stdin.write(_frame({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
+    proc.stdin.write(frame({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": initialize}))
+    proc.stdin.write(frame({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
     proc.stdin.write(
-        _frame({"jsonrpc": "2.0", "id": 2, "method": "workspace/executeCommand", "params": profile})
+        frame({"jsonrpc": "2.0", "id": 2, "method": "workspace/executeCommand", "params": profile})
     )
     proc.stdin.flush()
     try:

@@ -14,6 +14,8 @@ import shutil
 import stat
 import tempfile
 
+from ..runner.strays import alive
+
 PREFIX = "bottleneck-lsp-reports-"
 
 
@@ -45,19 +47,9 @@ def sweep_stale(folder: str | None = None) -> list[str]:
             info = os.lstat(path)
         except OSError:
             continue
-        if not stat.S_ISDIR(info.st_mode) or info.st_uid != uid or _alive(int(owner)):
+        if not stat.S_ISDIR(info.st_mode) or info.st_uid != uid or alive(int(owner)):
             continue
         shutil.rmtree(path, ignore_errors=True)
         if not os.path.exists(path):
             removed.append(path)
     return removed
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:  # EPERM: someone else's process holds that id now
-        return True
-    return True

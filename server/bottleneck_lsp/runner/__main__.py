@@ -373,25 +373,9 @@ def _end_group_if_orphaned(parent: int, out: str) -> None:
     if os.getppid() != parent and os.getpgid(0) == os.getpid():
         import shutil
 
-        if _HOST is None or not alive(_HOST):
+        if _HOST is None or not strays.alive(_HOST):
             shutil.rmtree(os.path.dirname(os.path.abspath(out)), ignore_errors=True)
         os.killpg(os.getpid(), signal.SIGKILL)
-
-
-def alive(pid: int) -> bool:
-    """Whether a process runs (a zombie, dead and not yet reaped, does not)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:  # another user's: alive
-        return True
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as stat:
-            state = stat.read().rsplit(b")", 1)[1].split()[0]
-    except (OSError, IndexError):  # no /proc (macOS): alive, as kill said
-        return True
-    return state not in (b"Z", b"X")
 
 
 def _as_rank(ns: RunnerArgs) -> int | None:

@@ -274,7 +274,7 @@ def serve(sock: socket.socket) -> None:
         import shutil
 
         signal.signal(signal.SIGTERM, signal.SIG_IGN)  # the clean-up runs to its end
-        from .__main__ import alive
+        from .strays import alive
 
         for pid, folder in children.items():
             try:

@@ -15,6 +15,22 @@ import os
 import signal
 
 
+def alive(pid: int) -> bool:
+    """Whether a process runs (a zombie, dead and not yet reaped, does not)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's: alive
+        return True
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            state = stat.read().rsplit(b")", 1)[1].split()[0]
+    except (OSError, IndexError):  # no /proc (macOS): alive, as kill said
+        return True
+    return state not in (b"Z", b"X")
+
+
 def _parents() -> dict[int, list[int]]:
     """Each live process's children, from ``/proc/PID/stat`` (its fourth field: the parent)."""
     children: dict[int, list[int]] = {}

@@ -175,6 +175,35 @@ def test_each_job_keeps_the_fork_server_it_got_whatever_happens_to_the_others(tm
     assert fork_servers() == []
 
 
+def test_an_idle_fork_server_that_dies_is_collected_at_once() -> None:
+    """Killed while idle (the OOM killer): it is reaped and its folder removed then, not
+    left a zombie until the next profile or the idle timer; the log says so, and the next
+    profile gets a new one."""
+    told: list[str] = []
+
+    async def scenario() -> tuple[int, str]:
+        warm = WarmForks(told.append)
+        try:
+            lease = await warm.acquire(sys.executable)
+            server = lease.server
+            assert server is not None
+            lease.release()  # idle now, its timer 15 minutes away
+            os.kill(server.proc.pid, signal.SIGKILL)
+            assert await until(lambda: not os.path.exists(server.workdir), 10)
+            assert server.proc.returncode == -signal.SIGKILL  # reaped
+            again = await warm.acquire(sys.executable)
+            assert again.server is not None and again.server is not server
+            again.release()
+            return server.proc.pid, server.workdir
+        finally:
+            await warm.close()
+
+    pid, _workdir = asyncio.run(scenario())
+    assert not os.path.exists(f"/proc/{pid}")
+    assert [t for t in told if "ended (killed by signal 9): the next profile starts a new one" in t], told
+    assert fork_servers() == []
+
+
 def test_closing_while_a_fork_server_starts_ends_it_without_waiting_for_torch(tmp_path: Path) -> None:
     """The language server shuts down while a warm fork server still imports torch: the
     start is given up at once (its process ended), and the job that waited for it gets none

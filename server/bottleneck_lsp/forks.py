@@ -17,6 +17,7 @@ import signal
 import socket
 import subprocess
 import time
+from collections.abc import Callable
 from typing import Any
 
 from .forklaunch import can_fork, environ, launch, runner_folder, take
@@ -94,6 +95,7 @@ class ForkServer:
         self._stderr_task: asyncio.Future[None] | None = None
         self._stderr = bytearray()
         self.gone = False
+        self.on_lost: Callable[[], None] | None = None  # told once, when it is gone (died or closed)
         self._asked = (False, False)  # (the stack, inductor) once asked for: a failed import is not retried
 
     @classmethod
@@ -178,6 +180,12 @@ class ForkServer:
     async def _lost(self) -> None:
         """The server is gone (closed, or died): what it had forked goes too."""
         self.gone = True
+        told, self.on_lost = self.on_lost, None
+        if told is not None:
+            try:
+                told()
+            except Exception:  # its children must go whatever the hook does
+                log.exception("fork server: on_lost")
         if self._pending is not None and not self._pending.done():
             self._pending.set_exception(ForkServerError("the fork server ended"))
         children, self._children = self._children, {}

@@ -58,7 +58,7 @@ class WarmForks:
         if warm is None:
             warm = _Warm(asyncio.ensure_future(ForkServer.start(python)))
             self._warm[python] = warm
-            warm.starting.add_done_callback(functools.partial(self._started, python))
+            warm.starting.add_done_callback(functools.partial(self._started, python, warm))
         warm.users += 1
         if warm.idle is not None:
             warm.idle.cancel()
@@ -97,7 +97,7 @@ class WarmForks:
                 warm.starting.result().kill()
 
     # -- inside ---------------------------------------------------------------------------
-    def _started(self, python: str, starting: asyncio.Future[ForkServer]) -> None:
+    def _started(self, python: str, warm: _Warm, starting: asyncio.Future[ForkServer]) -> None:
         if starting.cancelled():
             return
         problem = starting.exception()
@@ -105,6 +105,7 @@ class WarmForks:
             self.log(f"no fork server for {python}: {problem}; each pass starts its own interpreter")
             return
         server = starting.result()
+        server.on_lost = functools.partial(self._died, python, warm)
         rss = server.rss_mb()
         held = f", holding {rss:.0f} MB" if rss is not None else ""
         self.log(
@@ -112,6 +113,30 @@ class WarmForks:
             f"{server.startup.get('import_torch_s', 0.0):.2f} s){held}; it stays while idle for "
             f"{self.idle_s / 60:g} min (bottleneck.keepWarm, bottleneck.warmIdleMinutes)"
         )
+
+    def _died(self, python: str, warm: _Warm) -> None:
+        """It ended by itself (killed, out of memory): an idle one is collected now (it
+        stayed a zombie, and its folder on disk, until the next profile or its idle timer);
+        one a job still uses goes when that job ends."""
+        if self._warm.get(python) is not warm and warm not in self._retired:
+            return  # being closed by us
+        if not warm.starting.done() or warm.starting.cancelled() or warm.starting.exception():
+            return
+        self._retire(python, warm)
+        saying = asyncio.ensure_future(self._say_died(python, warm.starting.result()))
+        self._closing.add(saying)
+        saying.add_done_callback(self._closing.discard)
+
+    async def _say_died(self, python: str, server: ForkServer) -> None:
+        # its socket closes a moment before it can be reaped: wait for its status
+        try:
+            status: int | None = await asyncio.wait_for(server.proc.wait(), 5.0)
+        except asyncio.TimeoutError:
+            status = None
+        how = ""
+        if status is not None:
+            how = f" (killed by signal {-status})" if status < 0 else f" (exit status {status})"
+        self.log(f"fork server for {python} ended{how}: the next profile starts a new one")
 
     def _release(self, python: str, warm: _Warm) -> None:
         warm.users = max(warm.users - 1, 0)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import atexit
-import datetime
 import gc
 import json
 import logging
@@ -17,7 +16,6 @@ import os
 import shutil
 import signal
 import sys
-import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,17 +25,18 @@ from lsprotocol import types
 from pygls import uris
 from pygls.lsp.server import LanguageServer
 
-from .. import __version__, analysis, relocate, report, result
-from ..contract import PARTIAL_STATUSES, PASSES
-from ..jobs import Job, JobError, JobEvent
+from .. import __version__, relocate, report, result
+from ..contract import PARTIAL_STATUSES
+from ..jobs import Job, JobError
 from ..model import Document
 from . import annotations as notes
 from . import auth, reportdir, tracking, transport
 from .arguments import OpenResultArguments, ProfileArguments, strict
+from .jobrun import Running, run_job
 from .jobspec import job_spec, local_path, script_path
 from .protocol import BottleneckProtocol
 from .settings import Settings, merge
-from .summary import summary_line, top_line
+from .summary import summary_line
 from .warm import WarmForks
 
 log = logging.getLogger(__name__)
@@ -50,17 +49,8 @@ PIN = "bottleneck.pinBaseline"
 UNPIN = "bottleneck.clearBaseline"
 OPEN = "bottleneck.openResult"
 COMMANDS = [PROFILE, STOP, CLEAR, REPORT, PIN, UNPIN, OPEN]
-LOG_OUTPUT_LIMIT = 256 * 1024  # characters of script output streamed per job
 PUBLISH_QUIET_S = 0.3  # after an edit, diagnostics are republished once typing pauses
 MAX_LENSES = 500  # per file, the loudest lines: more would bury the code (all are in hovers)
-
-
-@dataclass
-class Running:
-    job: Job
-    task: asyncio.Task[Any] | None = None
-    token: str | None = None
-    bases: dict[str, list[str] | None] = field(default_factory=dict)  # the script's text at start
 
 
 @dataclass
@@ -279,135 +269,6 @@ def _fail(ls: BottleneckServer, message: str) -> dict[str, Any]:
     return {"status": "refused", "message": message}
 
 
-async def _run(ls: BottleneckServer, script: str, running: Running) -> dict[str, Any]:
-    job = running.job
-    token = running.token
-    planned = list(job.spec.passes or PASSES)
-
-    streamed = 0
-    interim: list[asyncio.Future[None]] = []
-    top_so_far = ""  # the passes so far's top line: kept in the next passes' progress
-
-    def on_event(event: JobEvent) -> None:
-        nonlocal streamed, top_so_far
-        if event.kind == "pass_start" and event.forecast:
-            ls.log(f"{os.path.basename(script)}: pass {event.pass_name}: {event.forecast}")
-        if event.kind == "output" and event.text.strip():
-            # Stream the script's output to the client's log, up to a bound: a script
-            # printing megabytes must not flood the editor. The report keeps a tail.
-            if streamed < LOG_OUTPUT_LIMIT:
-                text = event.text[: LOG_OUTPUT_LIMIT - streamed]
-                streamed += len(event.text)
-                ls.log(f"[{os.path.basename(script)}:{event.pass_name}] {text.rstrip()}")
-                if streamed >= LOG_OUTPUT_LIMIT:
-                    ls.log(
-                        f"[{os.path.basename(script)}] output beyond {LOG_OUTPUT_LIMIT} characters "
-                        "is not streamed; the report keeps its last 64 KiB per pass"
-                    )
-        elif token is not None and event.kind == "pass_start":
-            percent = int(100 * event.index / max(event.total, 1))
-            ranks = job.spec.local_ranks() if job.spec.distributed else []
-            on = f" on ranks {', '.join(map(str, ranks))}" if ranks else ""
-            ahead = f" ({event.forecast})" if event.forecast else ""
-            top = f"; top line so far {top_so_far}" if top_so_far else ""
-            ls.work_done_progress.report(
-                token,
-                types.WorkDoneProgressReport(
-                    message=f"pass {event.index + 1}/{event.total}: {event.pass_name}{on}{ahead}{top}",
-                    percentage=percent,
-                ),
-            )
-        elif event.kind == "pass_end":
-            ls.log(f"{os.path.basename(script)}: pass {event.pass_name} ended: {event.status}")
-            done = event.doc.passes if event.doc is not None else []
-            ended_part = next((p for p in reversed(done) if p.name == event.pass_name), None)
-            for note in ended_part.notes if ended_part is not None else []:  # e.g. the event budget's
-                ls.log(f"{os.path.basename(script)}: pass {event.pass_name}: note: {note}")
-            if event.doc is not None and event.index + 1 < event.total and event.doc.status == "ok":
-                # Progressive: the hot lines as the passes so far have them (the sample pass
-                # runs first, at about the script's own speed); later passes refine them.
-                added = ls.replace_results(script, event.doc, running.bases)
-                top_so_far = top_line(added)
-                ls.log(
-                    f"{os.path.basename(script)}: {len(added)} annotations after the {event.pass_name} pass"
-                )
-                if token is not None:
-                    so_far = f"{event.index + 1} of {event.total} passes done"
-                    ls.work_done_progress.report(
-                        token, types.WorkDoneProgressReport(message=summary_line(event.doc, added, so_far))
-                    )
-                interim.append(asyncio.ensure_future(ls.refresh_lenses()))
-
-    job.on_event = on_event
-    ended = "cancelled"
-    try:
-        if token is not None:
-            await ls.work_done_progress.create_async(token)
-            ls.work_done_progress.begin(
-                token,
-                types.WorkDoneProgressBegin(
-                    title=f"Profiling {os.path.basename(script)}",
-                    # how many run is known once the fork server says whether there is a GPU
-                    message=f"{len(planned)} passes" if job.spec.passes is not None else "starting",
-                    percentage=0,
-                    cancellable=True,
-                ),
-            )
-            future = ls.work_done_progress.tokens.get(token)
-            if future is not None:
-                future.add_done_callback(lambda f: job.stop() if f.cancelled() else None)
-        keep_warm = ls.state.settings.keep_warm and job.spec.fork
-        lease = None
-        if keep_warm:
-            ls.warm.idle_s = ls.state.settings.warm_idle_minutes * 60
-            lease = await ls.warm.acquire(job.spec.python)
-            job.use_forks(lease.server)
-        try:
-            doc = await job.run()
-        finally:
-            if lease is not None:
-                lease.release()
-        if interim:
-            await asyncio.gather(*interim)
-        runner_done = time.perf_counter()
-        runner_done_at = datetime.datetime.now().isoformat(sep=" ", timespec="microseconds")
-        if doc.status == "cancelled" and all(p.status == "skipped" for p in doc.passes):
-            ended = (
-                f"{os.path.basename(script)}: cancelled before any pass ran; the results before it are kept"
-            )
-            ls.log(ended)
-            return {"status": doc.status, "exitCode": doc.exit_code, "summary": ended}
-        ls.state.last_script = script
-        added = ls.replace_results(script, doc, running.bases)
-        ended = summary_line(doc, added)
-        ls.log(
-            f"published {len(added)} annotations {1000 * (time.perf_counter() - runner_done):.1f} ms "
-            f"after the job ended (runner exited, result read at {runner_done_at})"
-        )
-        await ls.refresh_lenses()
-        kind = types.MessageType.Info if doc.status == "ok" else types.MessageType.Error
-        skipped = [
-            f"{p.name} pass skipped: {p.skip_reason}"
-            for p in doc.passes
-            if p.status == "skipped" and doc.status == "ok"
-        ]
-        if skipped:
-            ls.tell(f"{ended}; " + "; ".join(skipped), types.MessageType.Warning)
-        elif doc.status in ("ok", "cancelled"):  # stopped by the user: no error to tell
-            ls.log(ended, types.MessageType.Info)
-        else:
-            failed = analysis.failed_pass(doc)
-            error = failed.error if failed is not None else None
-            detail = f": {error.type}: {error.message}" if error is not None else ""
-            ls.tell(ended + detail, kind)
-        return {"status": doc.status, "exitCode": doc.exit_code, "summary": ended}
-    finally:
-        if token is not None:
-            ls.work_done_progress.end(token, types.WorkDoneProgressEnd(message=ended))
-        if ls.state.running.get(script) is running:
-            del ls.state.running[script]
-
-
 @server.command(PROFILE)
 async def profile(ls: BottleneckServer, arguments: ProfileArguments) -> dict[str, Any]:
     """Profile a script. A second request for a script that is running restarts it."""
@@ -435,7 +296,7 @@ async def profile(ls: BottleneckServer, arguments: ProfileArguments) -> dict[str
     # What the runner profiles: the file on disk now (annotations are placed from it)
     running.bases[notes.canonical_uri(uris.from_fs_path(script) or script)] = notes.read_lines(script)
     ls.state.running[script] = running
-    task = asyncio.ensure_future(_run(ls, script, running))
+    task = asyncio.ensure_future(run_job(ls, script, running))
     running.task = task
     return await asyncio.shield(task)
 

@@ -45,6 +45,19 @@ def test_a_script_doing_the_same_work_is_not_flagged() -> None:
     assert "disagree" not in report.render(doc)
 
 
+def test_an_autograd_pass_alone_counts_nothing_it_could_not_compare() -> None:
+    """With no other pass that counts entries (cprofile, cuda), the cpu pass does not count
+    them: the check has nothing to compare with, and on 3.10/3.11 the counter is a profile
+    hook that costs what cProfile costs. Its lines are the same."""
+    alone = run_typed("counts_steady.py", passes=("sample", "cpu"))
+    paired = run_typed("counts_steady.py", passes=("cprofile", "cpu"))
+    cpu_alone, cpu_paired = alone.pass_named("cpu"), paired.pass_named("cpu")
+    assert cpu_alone is not None and cpu_paired is not None
+    assert cpu_alone.status == "ok" and cpu_alone.function_calls == []
+    assert {f.function for f in cpu_paired.function_calls} >= {"batches", "forward", "depth"}
+    assert {(r.file, r.line) for r in cpu_alone.lines} == {(r.file, r.line) for r in cpu_paired.lines}
+
+
 @pytest.mark.parametrize("exact_lines", [True, False], ids=["line-marker", "python-tracer"])
 def test_a_threaded_script_doing_the_same_work_is_not_flagged(exact_lines: bool) -> None:
     """On Python 3.12+ cProfile counts every thread's calls; the Python tracer (the cuda

@@ -116,6 +116,9 @@ class RunnerArgs:
     strip_path: str | None = None  # the runner's own folder, taken off the script's sys.path
     environment: bool = False  # collect the environment summary (the first pass)
     exact_lines: bool = True
+    # the autograd passes count entries into the user's functions ("passes disagree"): only
+    # worth its cost (a profile hook on Python 3.10/3.11) when another pass counts too
+    count_entries: bool = True
     compiler_stack: bool = True  # load torch's compiler stack before the script (compilerstack.py)
     inductor: bool = False  # ... and inductor's code generator with it (a torch.compile call)
     event_budget: int = 0  # 0: no bound
@@ -144,6 +147,8 @@ class RunnerArgs:
             cmd.append("--environment")
         if not self.exact_lines:
             cmd.append("--no-exact-lines")
+        if not self.count_entries:
+            cmd.append("--no-entry-count")
         if not self.compiler_stack:
             cmd.append("--lazy-compiler-stack")
         elif self.inductor:
@@ -175,6 +180,7 @@ class RunnerArgs:
         parser.add_argument("--strip-path")
         parser.add_argument("--environment", action="store_true")
         parser.add_argument("--no-exact-lines", dest="exact_lines", action="store_false")
+        parser.add_argument("--no-entry-count", dest="count_entries", action="store_false")
         parser.add_argument("--lazy-compiler-stack", dest="compiler_stack", action="store_false")
         parser.add_argument("--inductor", action="store_true")
         parser.add_argument("--event-budget", type=int, default=0)

@@ -122,6 +122,14 @@ class JobEvent:
     forecast: str = ""
 
 
+def counts_entries(name: str, passes: tuple[str, ...] | None) -> bool:
+    """Whether an autograd pass counts entries into the user's functions: for the "passes
+    disagree" check (``analysis.disagreements``), which compares them with another pass's
+    counts, so only when another pass that counts (cprofile, cpu, cuda) is planned."""
+    counting = ("cprofile", "cpu", "cuda")
+    return name in counting and any(p in counting and p != name for p in (passes or PASSES))
+
+
 def forecast(name: str, doc: Document, exact_lines: bool = True) -> str:
     """Before an autograd pass that records with the Python tracer (the cuda pass, or the
     cpu pass without exact lines) of a Python-heavy script: how long recording its Python
@@ -553,6 +561,7 @@ class Job:
             strip_path=forks.workdir if forks is not None else workdir,
             environment=first,
             exact_lines=spec.exact_lines,
+            count_entries=counts_entries(name, spec.passes),
             compiler_stack=self._compiler_stack,
             inductor=self._inductor,
             event_budget=spec.event_budget,

@@ -252,6 +252,7 @@ class _Run:
                 torch,
                 self.files,
                 exact_lines=ns.exact_lines,
+                count_entries=ns.count_entries,
                 event_budget=ns.event_budget,
                 save_raw=ns.save_raw,
                 script=script_path,

@@ -44,6 +44,7 @@ class AutogradPass:
         torch: Any,
         files: FileClassifier,
         exact_lines: bool,
+        count_entries: bool = True,
         event_budget: int = 0,
         save_raw: str | None = None,
         script: str = "",
@@ -85,13 +86,15 @@ class AutogradPass:
         self._unyield: Callable[[], None] | None = None  # scriptprofiler, while we record
         self.script_profiler: scriptprofiler.Starter | None = None  # who started one, where
         # Entries into the user's functions (the "passes disagree" check) are counted as
-        # cProfile counts them (entrycount.py): without the tracer always; with it on
+        # cProfile counts them (entrycount.py) when another pass of the job counts them
+        # (``count_entries``; else there is nothing to compare with, and on 3.10/3.11 the
+        # counter costs what cProfile costs): without the tracer always; with it on
         # Python 3.12+ too, where cProfile counts every thread and the tracer's call nodes
         # only the main thread's (a threaded script read as disagreeing). On 3.10/3.11 the
         # counter is a profile hook and would take the tracer's place, and both count the
         # main thread there.
         self.counter: EntryCounter | None = None
-        if self.ranges is not None or sys.version_info >= (3, 12):
+        if count_entries and (self.ranges is not None or sys.version_info >= (3, 12)):
             self.counter = EntryCounter(lambda code: files.is_user(code.co_filename))
         self.save_raw = save_raw
         self.raw_note = ""
@@ -287,8 +290,11 @@ class AutogradPass:
 
     def _function_entries(self) -> list[tuple[str, int, str, int]] | None:
         """(file name, first line, function, entries) of the user's functions, as the
-        counter saw them; None when the tracer's call nodes count them (``Attributor``)."""
-        return self.counter.entries() if self.counter is not None else None
+        counter saw them; None when the tracer's call nodes count them (``Attributor``);
+        none without the tracer when the pass does not count."""
+        if self.counter is not None:
+            return self.counter.entries()
+        return None if self.ranges is None else []
 
     def _save_raw(
         self,

@@ -10,7 +10,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from bottleneck_lsp.jobs import Job, JobSpec
+from bottleneck_lsp.jobs import Job
+from bottleneck_lsp.jobspec import JobSpec
 from bottleneck_lsp.model import Document
 from bottleneck_lsp.result import validate
 

@@ -19,7 +19,8 @@ import pytest
 from bottleneck_lsp import forks, report
 from bottleneck_lsp.contract import RunnerArgs
 from bottleneck_lsp.forks import ForkServer
-from bottleneck_lsp.jobs import Job, JobSpec
+from bottleneck_lsp.jobs import Job
+from bottleneck_lsp.jobspec import JobSpec
 from bottleneck_lsp.model import Document
 from helpers import SCRIPTS, marker_line, part_of, run_job
 from lsp_helpers import fork_servers, gone, our_folders, runner_pids

@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from bottleneck_lsp.jobs import Job, JobError, JobSpec
+from bottleneck_lsp.jobs import Job
+from bottleneck_lsp.jobspec import JobError, JobSpec
 from helpers import SCRIPTS, typed
 
 CLI = os.path.join(os.path.dirname(sys.executable), "bottleneck-lsp")

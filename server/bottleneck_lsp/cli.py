@@ -29,7 +29,8 @@ from .cliargs import (
 )
 from .compare import Comparison, Regression, compare, regressions
 from .contract import PASSES
-from .jobs import Job, JobError, JobEvent, JobSpec
+from .jobs import Job, JobEvent
+from .jobspec import JobError, JobSpec
 from .model import Document
 from .result import ResultError, load_document
 

@@ -11,7 +11,7 @@ from typing import Any
 from . import __version__
 from .analysis import Thresholds
 from .contract import PASSES, unknown_passes
-from .jobs import JobSpec
+from .jobspec import JobSpec
 from .launch import LAUNCHER_OPTIONS
 
 _JOB = JobSpec(script="")  # the defaults live in JobSpec and Thresholds

@@ -23,7 +23,6 @@ from .compilerguess import guess as guess_compiler_stack
 from .contract import (
     DEVICE_PASSES,
     JOB_STOPPED,
-    MEMORY,
     PASSES,
     PYTHON_HEAVY_CALLS,
     PYTHON_HEAVY_RATIO,
@@ -37,72 +36,11 @@ from .contract import (
     environment_file,
     no_cuda_reason,
     rank_part,
-    unknown_passes,
 )
-from .forklaunch import find_python
 from .forks import ForkServer, ForkServerError, environ, runner_folder
+from .jobspec import JobSpec, validate
 from .model import Document, Environment, Launch, ModelError, Pass, RankRun, ScriptError, Startup, Tool
-from .modulepath import ModuleLookupError, find_module_file, search_path
 from .process import RunnerProcess
-from .projectroot import project_root
-
-MAX_NPROC_PER_NODE = 64
-
-
-class JobError(Exception):
-    """The job cannot start: a clear message for the user, nothing was run."""
-
-
-@dataclass(frozen=True)
-class JobSpec:
-    script: str  # with ``module``: found by validate (the module's file)
-    args: tuple[str, ...] = ()
-    python: str = sys.executable
-    cwd: str | None = None
-    roots: tuple[str, ...] = ()
-    passes: tuple[str, ...] | None = None  # None: sample, cprofile, cpu, and cuda when available
-    timeout: float | None = None  # per pass, seconds
-    exact_lines: bool = True
-    event_budget: int = 250_000  # torch calls recorded per autograd pass; 0: no bound
-    fork: bool = True  # fork every pass from one fork server: start-up paid once (forks.py)
-    prestart: bool = True  # without a fork server: start the pass after cprofile while cprofile runs
-    save_raw: str | None = None  # a folder: each profiler pass writes its raw recording there (RAW_PASSES)
-    # the autograd passes record allocations (memory per line); with ``passes`` given, it is
-    # whether they name "memory"
-    memory: bool = True
-    # A distributed job: each pass launches the script with torchrun, this many processes
-    # per node, with these torchrun options (launch.LAUNCHER_OPTIONS); 1 and none: one process.
-    nproc_per_node: int = 1
-    launcher: tuple[str, ...] = ()
-    # Several nodes: a folder every node sees at this path, where every rank writes its
-    # parts; node 0 gathers them all (the others report their own ranks).
-    parts_dir: str | None = None
-    # A distributed job's autograd passes record input shapes, for the bytes each collective
-    # sent: memory-hungry on some models (docs/performance.md), so asked for.
-    collective_sizes: bool = False
-    # Run as ``python -m module`` (a dotted name, found under the working directory or
-    # PYTHONPATH: modulepath.py), not as the file ``script``.
-    module: str | None = None
-    # What the script's sys.argv[0] reads: the name as typed on the command line, as
-    # ``python script.py`` gives it (set by validate); None: the script's absolute path.
-    argv0: str | None = None
-
-    @property
-    def distributed(self) -> bool:
-        return self.nproc_per_node > 1 or bool(self.launcher)
-
-    def local_ranks(self) -> list[int]:
-        """The ranks this node's launcher starts (static rendezvous: node rank x count)."""
-        node, _count = launch.nodes(self.launcher)
-        return [node * self.nproc_per_node + i for i in range(self.nproc_per_node)]
-
-    def report_ranks(self) -> list[int]:
-        """The ranks this node's document holds: all of them on node 0 with a shared parts
-        folder, else its own."""
-        node, count = launch.nodes(self.launcher)
-        if self.parts_dir is not None and node == 0:
-            return list(range(count * self.nproc_per_node))
-        return self.local_ranks()
 
 
 @dataclass
@@ -146,115 +84,6 @@ def forecast(name: str, doc: Document, exact_lines: bool = True) -> str:
     return (
         f"cProfile counted {counted.event_count:,} Python calls: recording them may add about "
         f"{expected:.0f} s to this pass"
-    )
-
-
-def _resolve_python(python: str) -> str:
-    found = find_python(python)
-    if found is None:
-        raise JobError(f"Python interpreter not found or not executable: {python}")
-    return found
-
-
-def validate(spec: JobSpec) -> JobSpec:
-    """Check the request before anything runs; raise JobError with a clear message."""
-    cwd = os.path.abspath(spec.cwd) if spec.cwd else os.getcwd()
-    if not os.path.isdir(cwd):
-        raise JobError(f"Working directory not found: {spec.cwd}")
-    roots = tuple(os.path.abspath(r) for r in spec.roots)
-    if spec.module is not None:
-        try:
-            found = find_module_file(spec.module, search_path(cwd, os.environ.get("PYTHONPATH")))
-        except ModuleLookupError as exc:
-            raise JobError(str(exc)) from None
-        # The whole package is the user's code, not only the module's folder.
-        spec = replace(spec, script=found.file)
-        roots = (found.base, *(r for r in roots if r != found.base))
-    script = os.path.abspath(spec.script)
-    argv0 = None
-    if spec.module is None and not os.path.isabs(spec.script) and cwd == os.getcwd():
-        argv0 = spec.script  # relative to where the script starts, as typed
-    if not os.path.exists(script):
-        raise JobError(f"Script not found: {spec.script}")
-    if os.path.isdir(script):
-        raise JobError(f"Script is a folder, not a file: {spec.script}")
-    if not os.path.isfile(script):  # opening a FIFO would wait for a writer
-        raise JobError(f"Script is not a regular file (a pipe, a socket or a device): {spec.script}")
-    real_folder = os.path.dirname(os.path.realpath(script))
-    if spec.module is None and real_folder != os.path.dirname(script) and real_folder not in roots:
-        # A link to a script elsewhere: python puts the target's folder first on sys.path,
-        # and so do the passes (runner/script.py); what it imports from there is the user's
-        roots = (*roots, real_folder)
-    project = project_root(script)
-    if project is not None and project not in roots and project != os.path.dirname(script):
-        roots = (*roots, project)  # the script's project: its other folders are the user's too
-    try:
-        # Opening tells what os.access cannot: root reads anything, a socket nothing.
-        with open(script, "rb") as handle:
-            handle.read(1)
-    except OSError as exc:
-        raise JobError(f"Script is not readable: {spec.script} ({exc.strerror or exc})") from None
-    passes = spec.passes
-    memory = spec.memory
-    if passes is not None:
-        problem = unknown_passes(passes)
-        if problem:
-            raise JobError(problem[0].upper() + problem[1:])
-        memory = MEMORY in passes
-        passes = tuple(p for p in PASSES if p in passes)
-    if spec.timeout is not None and spec.timeout <= 0:
-        raise JobError(f"Timeout must be positive, got {spec.timeout}")
-    if not 1 <= spec.nproc_per_node <= MAX_NPROC_PER_NODE:
-        raise JobError(
-            f"--nproc-per-node must be between 1 and {MAX_NPROC_PER_NODE}, got {spec.nproc_per_node}"
-        )
-    try:
-        launcher = launch.check_options(tuple(spec.launcher))
-        launch.nodes(launcher)
-    except launch.LaunchError as exc:
-        raise JobError(str(exc)[0].upper() + str(exc)[1:]) from None
-    distributed = spec.nproc_per_node > 1 or bool(launcher)
-    if spec.collective_sizes and not distributed:
-        raise JobError("--collective-sizes is for a distributed job (--nproc-per-node, --nnodes)")
-    parts_dir = None
-    if spec.parts_dir:
-        if not distributed:
-            raise JobError("--parts-dir is for a distributed job (--nproc-per-node, --nnodes)")
-        parts_dir = os.path.abspath(os.path.join(cwd, spec.parts_dir))
-        try:
-            os.makedirs(parts_dir, mode=0o700, exist_ok=True)
-        except OSError as exc:
-            raise JobError(
-                f"Cannot create the parts folder: {spec.parts_dir} ({exc.strerror or exc})"
-            ) from None
-    save_raw = None
-    if spec.save_raw:
-        save_raw = os.path.abspath(os.path.join(cwd, spec.save_raw))
-        try:
-            os.makedirs(save_raw, exist_ok=True)
-        except OSError as exc:
-            raise JobError(
-                f"Cannot create the folder for raw recordings: {spec.save_raw} ({exc.strerror or exc})"
-            ) from None
-        if not os.access(save_raw, os.W_OK | os.X_OK):
-            raise JobError(f"The folder for raw recordings is not writable: {spec.save_raw}")
-    return replace(  # every other field as given
-        spec,
-        script=script,
-        argv0=argv0,
-        args=tuple(spec.args),
-        python=_resolve_python(spec.python),
-        cwd=cwd,
-        roots=roots,
-        passes=passes,
-        event_budget=max(spec.event_budget, 0),
-        save_raw=save_raw,
-        memory=memory,
-        launcher=launcher,
-        parts_dir=parts_dir,
-        # A launcher starts every worker itself: no fork server, no runner started ahead.
-        fork=spec.fork and not distributed,
-        prestart=spec.prestart and not distributed,
     )
 
 

@@ -31,7 +31,8 @@ from pathlib import Path
 from typing import Any
 
 from bottleneck_lsp import analysis, report
-from bottleneck_lsp.jobs import Job, JobSpec
+from bottleneck_lsp.jobs import Job
+from bottleneck_lsp.jobspec import JobSpec
 from bottleneck_lsp.lsp import annotations
 from bottleneck_lsp.lsp.summary import summary_line
 from bottleneck_lsp.model import Document

@@ -10,7 +10,7 @@ from pygls import uris
 from pygls.workspace import Workspace
 
 from .. import modulepath
-from ..jobs import JobError, JobSpec
+from ..jobspec import JobError, JobSpec
 from .arguments import ProfileArguments
 from .settings import Settings
 

@@ -27,7 +27,8 @@ from pygls.lsp.server import LanguageServer
 
 from .. import __version__, relocate, report, result
 from ..contract import PARTIAL_STATUSES
-from ..jobs import Job, JobError
+from ..jobs import Job
+from ..jobspec import JobError
 from ..model import Document
 from . import annotations as notes
 from . import auth, reportdir, tracking, transport

@@ -8,7 +8,7 @@ from typing import Any
 
 from ..analysis import Thresholds
 from ..contract import PASSES, unknown_passes
-from ..jobs import MAX_NPROC_PER_NODE, JobSpec
+from ..jobspec import MAX_NPROC_PER_NODE, JobSpec
 from ..launch import LaunchError, check_options
 
 _THRESHOLDS = Thresholds()  # the defaults live there, and in JobSpec

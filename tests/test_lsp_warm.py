@@ -61,18 +61,28 @@ async def test_one_warm_fork_server_serves_every_profile_until_idle_or_changed()
         ready = said(client, "ready in")
         assert len(ready) == 1 and "holding" in ready[0] and " MB" in ready[0], ready
 
-        client.workspace_did_change_configuration(
-            types.DidChangeConfigurationParams(settings={"bottleneck": {"warmIdleMinutes": 0.02}})
-        )
-        assert await until(lambda: gone(warm[0])), "a settings change did not end the warm server"
-        assert said(client, "ends: the settings changed")
+        def change(settings: dict[str, Any]) -> None:
+            client.workspace_did_change_configuration(
+                types.DidChangeConfigurationParams(settings={"bottleneck": settings})
+            )
 
+        change({"minShare": 0.05})  # how hot lines show: nothing the fork server depends on
         third = await execute(client, "bottleneck.profile", {"uri": uri_of("fn_call.py")})
-        assert third["status"] == "ok"
+        assert third["status"] == "ok" and fork_servers(pid) == warm and len(said(client, "ready in")) == 1
+        assert said(client, "ends:") == []
+
+        change({"warmIdleMinutes": 0.02})  # the idle one now ends 1.2 s from now
+        assert await until(lambda: gone(warm[0])), "an idle warm server did not end"
+        assert said(client, "ends: idle for 0.02 min")
+
+        change({"warmIdleMinutes": 15})
+        fourth = await execute(client, "bottleneck.profile", {"uri": uri_of("fn_call.py")})
+        assert fourth["status"] == "ok"
         again = fork_servers(pid)
         assert len(again) == 1 and again != warm
-        assert await until(lambda: gone(again[0])), "an idle warm server did not end"
-        assert said(client, "ends: idle for 0.02 min")
+        change({"keepWarm": False})
+        assert await until(lambda: gone(again[0])), "a settings change did not end the warm server"
+        assert said(client, "ends: the settings changed (keepWarm)")
     finally:
         await client.shutdown_session()
         await client.stop()

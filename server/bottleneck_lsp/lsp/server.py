@@ -51,6 +51,11 @@ UNPIN = "bottleneck.clearBaseline"
 OPEN = "bottleneck.openResult"
 COMMANDS = [PROFILE, STOP, CLEAR, REPORT, PIN, UNPIN, OPEN]
 PUBLISH_QUIET_S = 0.3  # after an edit, diagnostics are republished once typing pauses
+WARM_SETTINGS = {
+    "python": "python",
+    "keepWarm": "keep_warm",
+    "fork": "fork",
+}  # their change ends warm servers
 MAX_LENSES = 500  # per file, the loudest lines: more would bury the code (all are in hovers)
 
 
@@ -502,9 +507,16 @@ def initialized(ls: BottleneckServer, params: types.InitializedParams) -> None:
 @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
 def did_change_configuration(ls: BottleneckServer, params: types.DidChangeConfigurationParams) -> None:
     before = ls.state.settings
-    ls.state.settings = merge(ls.state.settings, params.settings)
-    if ls.state.settings != before:
-        ls.warm.retire("the settings changed")
+    ls.state.settings = after = merge(ls.state.settings, params.settings)
+    # Warm fork servers depend on the interpreter and on being wanted; the other settings
+    # (what a job records, how hot lines show) reach each pass as its own options.
+    changed = [
+        name for name, field in WARM_SETTINGS.items() if getattr(after, field) != getattr(before, field)
+    ]
+    if changed:
+        ls.warm.retire(f"the settings changed ({', '.join(changed)})")
+    elif after.warm_idle_minutes != before.warm_idle_minutes:
+        ls.warm.idle_for(after.warm_idle_minutes * 60)
     if ls.state.settings.problems:
         ls.tell("bottleneck settings: " + "; ".join(ls.state.settings.problems), types.MessageType.Warning)
     for script, doc in list(ls.state.results.items()):

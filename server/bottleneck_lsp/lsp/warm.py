@@ -3,7 +3,8 @@
 The first profile with an interpreter starts its fork server (``forks.ForkServer``: torch
 imported, nothing of any script run) and the server keeps it; later profiles fork their
 passes from it and pay no start-up. One ends after ``idle_s`` without a job, when the
-settings change, and when the language server ends. What it holds is logged.
+settings it depends on change (the interpreter, keepWarm, fork: ``server.WARM_SETTINGS``),
+and when the language server ends. What it holds is logged.
 """
 
 from __future__ import annotations
@@ -74,6 +75,15 @@ class WarmForks:
                 return Lease(None)
             raise
         return Lease(server, functools.partial(self._release, python, warm))
+
+    def idle_for(self, idle_s: float) -> None:
+        """``bottleneck.warmIdleMinutes`` changed: the idle ones now end ``idle_s`` from now."""
+        self.idle_s = idle_s
+        loop = asyncio.get_running_loop()
+        for python, warm in self._warm.items():
+            if warm.idle is not None:
+                warm.idle.cancel()
+                warm.idle = loop.call_later(idle_s, self._idle, python, warm)
 
     def retire(self, reason: str) -> None:
         """The settings changed: idle servers end now, busy ones when their jobs end; no new

@@ -51,11 +51,8 @@ UNPIN = "bottleneck.clearBaseline"
 OPEN = "bottleneck.openResult"
 COMMANDS = [PROFILE, STOP, CLEAR, REPORT, PIN, UNPIN, OPEN]
 PUBLISH_QUIET_S = 0.3  # after an edit, diagnostics are republished once typing pauses
-WARM_SETTINGS = {
-    "python": "python",
-    "keepWarm": "keep_warm",
-    "fork": "fork",
-}  # their change ends warm servers
+# The settings warm fork servers depend on (their change ends them), by name and field
+WARM_SETTINGS = {"python": "python", "keepWarm": "keep_warm", "fork": "fork"}
 MAX_LENSES = 500  # per file, the loudest lines: more would bury the code (all are in hovers)
 
 

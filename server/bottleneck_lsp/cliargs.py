@@ -357,9 +357,10 @@ def command_parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
     diff = sub.add_parser(
         "diff",
         help="compare two results (profile --format json) line by line",
-        description="Per line, the change in wall time, op CPU time and device time between two runs, "
-        "in seconds and in share. Lines are matched by file, text and function, so edits that move "
-        "them still match; lines in one run only are listed apart.",
+        description="Per line, the change in wall time, Python time, op CPU time, device time and memory "
+        "held at the peak between two runs, in seconds (bytes) and in share. Lines are matched by "
+        "file, text and function, so edits that move them still match; lines in one run only are "
+        "listed apart.",
     )
     diff.add_argument("old", help="the earlier result (JSON)")
     diff.add_argument("new", help="the later result (JSON)")

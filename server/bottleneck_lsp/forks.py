@@ -95,7 +95,7 @@ class ForkServer:
         self._stderr_task: asyncio.Future[None] | None = None
         self._stderr = bytearray()
         self.gone = False
-        self.on_lost: Callable[[], None] | None = None  # told once, when it is gone (died or closed)
+        self.on_lost: Callable[[], None] | None = None  # told once, when its socket ends (it died, or closed)
         self._asked = (False, False)  # (the stack, inductor) once asked for: a failed import is not retried
 
     @classmethod

@@ -116,6 +116,10 @@ class WarmForks:
             return
         server = starting.result()
         server.on_lost = functools.partial(self._died, python, warm)
+        if server.gone:  # it died between its "ready" and now: the hook came too late
+            server.on_lost = None
+            self._died(python, warm)
+            return
         rss = server.rss_mb()
         held = f", holding {rss:.0f} MB" if rss is not None else ""
         self.log(

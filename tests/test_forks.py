@@ -231,6 +231,46 @@ def test_killing_the_cli_takes_the_fork_server_and_its_pass_along() -> None:
     assert our_folders() - before == set()  # the job's folder and the fork server's: removed
 
 
+HOST_KILLED_AFTER_A_PASS = r"""
+import asyncio, os, signal, sys
+from bottleneck_lsp.contract import RunnerArgs
+from bottleneck_lsp.forks import ForkServer, runner_folder
+
+async def main():
+    server = await ForkServer.start(sys.executable)
+    folder = runner_folder()  # a job's folder, as a job makes it
+    script = os.path.join(folder, "short.py")
+    with open(script, "w") as handle:
+        handle.write("pass\n")
+    out = os.path.join(folder, "cprofile.json")
+    options = RunnerArgs(pass_name="cprofile", script=script, out=out, cwd=folder).options()
+    proc, _out, _err = await server.spawn(options)
+    assert await proc.wait() == 0
+    print(folder, server.proc.pid, flush=True)
+    os.kill(os.getpid(), signal.SIGKILL)  # before the job could remove its folder
+
+asyncio.run(main())
+"""
+
+
+def test_a_host_killed_after_its_pass_ended_leaves_no_job_folder(tmp_path: Path) -> None:
+    """The language server or CLI dies (Emacs ends it with SIGKILL) after a pass ended and
+    before the job removed its folder: the fork server, which learns that its host is gone,
+    removes the folders of the passes it forked, the ended ones too (only the running ones'
+    went, and the folder stayed in /tmp)."""
+    host = subprocess.run(
+        [sys.executable, "-c", HOST_KILLED_AFTER_A_PASS], capture_output=True, text=True, timeout=120
+    )
+    assert host.returncode == -signal.SIGKILL, host.stderr
+    folder, server = host.stdout.split()
+    for _ in range(100):
+        if not os.path.exists(folder) and gone(int(server)):
+            break
+        time.sleep(0.1)
+    assert gone(int(server))
+    assert not os.path.exists(folder), os.listdir(folder)
+
+
 def test_the_report_says_start_up_was_paid_once() -> None:
     out = subprocess.run(
         [sys.executable, "-m", "bottleneck_lsp", "--passes", "cprofile,cpu", str(SCRIPTS / "fn_call.py")],

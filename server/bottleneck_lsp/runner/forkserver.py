@@ -229,8 +229,10 @@ def _answer(
 
 def serve(sock: socket.socket) -> None:
     """Answer requests until the socket closes or SIGTERM comes (the host ended or died);
-    then every child's group ends, and, when the host is gone, its job's folder: nobody
-    will read it (a living host's job removes its own)."""
+    then every child's group ends, and, when the host is gone, the folders of the jobs
+    whose passes it forked, running or ended: nobody will read them (a living host's job
+    removes its own; a host killed after a pass ended and before its job removed the
+    folder left it in /tmp)."""
     wake_read, wake_write = os.pipe()
     os.set_blocking(wake_write, False)
     signal.set_wakeup_fd(wake_write)
@@ -239,6 +241,7 @@ def serve(sock: socket.socket) -> None:
     selector.register(sock, selectors.EVENT_READ)
     selector.register(wake_read, selectors.EVENT_READ)
     children: dict[int, str] = {}  # pid -> the folder its results go to
+    ended: dict[str, None] = {}  # the folders of ended children that still exist (in order)
     received = b""  # a request's bytes so far: a stream socket may split a long one
     received_fds: list[int] = []  # its descriptors, which come with its first part
     try:
@@ -247,6 +250,7 @@ def serve(sock: socket.socket) -> None:
                 if key.fileobj is sock:
                     data, fds, _, _ = socket.recv_fds(sock, 65536, 3)
                     if not data:
+                        _leave()
                         return
                     received += data
                     received_fds += fds
@@ -268,7 +272,11 @@ def serve(sock: socket.socket) -> None:
                         pid, raw = os.waitpid(-1, os.WNOHANG)
                         if pid == 0:
                             break
-                        children.pop(pid, None)
+                        folder = children.pop(pid, None)
+                        if folder is not None:
+                            for gone_folder in [f for f in ended if not os.path.isdir(f)]:
+                                del ended[gone_folder]  # its job removed it
+                            ended[folder] = None
                         _reply(sock, {"exited": pid, "status": _status(raw)})
     finally:
         import shutil
@@ -276,12 +284,13 @@ def serve(sock: socket.socket) -> None:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)  # the clean-up runs to its end
         from .strays import alive
 
-        for pid, folder in children.items():
+        for pid in children:
             try:
                 os.killpg(pid, signal.SIGKILL)
             except OSError:
                 pass
-            if HOST is None or os.getppid() != HOST or not alive(HOST):  # else the job removes it
+        if HOST is None or os.getppid() != HOST or not alive(HOST):  # else the jobs remove them
+            for folder in {*children.values(), *ended}:
                 shutil.rmtree(folder, ignore_errors=True)
 
 
@@ -301,6 +310,22 @@ def _restore_environment() -> None:
 
 # The CLI or language server that started this fork server: it reads the passes' results
 HOST: int | None = None
+# Leaving: the clean-up has begun or is about to. A host that dies closes the socket and
+# sends SIGTERM (its death signal) a moment apart: a SIGTERM handled in the clean-up raised
+# there and cut it short (the folders of the host's jobs stayed in /tmp).
+_LEAVING = False
+
+
+def _leave() -> None:
+    global _LEAVING
+    _LEAVING = True
+
+
+def _on_term(*_: object) -> None:
+    """SIGTERM ends the server once, from wherever it serves; never from its clean-up."""
+    if not _LEAVING:
+        _leave()
+        raise SystemExit(0)
 
 
 def main(argv: list[str]) -> int:
@@ -331,7 +356,7 @@ def main(argv: list[str]) -> int:
         return 0
     # SIGTERM (also when the process that started it dies): end the children, then the
     # private folder this server runs in goes with it.
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    signal.signal(signal.SIGTERM, _on_term)
     try:
         serve(sock)
     finally:

@@ -291,6 +291,10 @@ class ForkServer:
         if self._reader is not None:
             self._reader.cancel()  # then what it forked goes (``_lost``)
             await asyncio.gather(self._reader, return_exceptions=True)
+        try:  # we live on and remove our jobs' folders: it need not wait to see us gone
+            self.sock.send(b'{"bye": true}\n')
+        except OSError:
+            pass
         self.sock.close()  # the server reads the end of its socket and exits
         try:
             await asyncio.wait_for(self.proc.wait(), GONE_TIMEOUT_S)

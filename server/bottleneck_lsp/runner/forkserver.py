@@ -15,6 +15,9 @@ JSON line:
   ``"inductor": true`` inductor's code generator too (the script calls ``torch.compile``);
   answered ``{"compiler_stack": {"import_torch_lazy_s": S, "inductor": B}}`` (with
   ``"unsafe"`` when loading it started a thread: the job then stops forking from this server);
+- ``{"bye": true}``, the host's last words before it closes the socket: it lives on and
+  removes its jobs' folders (without them, the server waits to see whether its host died,
+  and then removes them: ``HOST_DEATH_WAIT_S``);
 - anything else (not JSON, a fork request without its descriptors, over ``MAX_REQUEST``
   bytes): answered ``{"error": why}``, and the server serves on.
 
@@ -32,12 +35,18 @@ import signal
 import socket
 import sys
 import threading
+import time
 from typing import Any
 
 from ..contract import RUNNER_FOLDER_PREFIX
 from . import compilerstack, environment
 
 MAX_REQUEST = 1 << 20
+# The host's last words before it closes the socket (``ForkServer.close``): it lives on and
+# removes its jobs' folders itself. A socket that ends without them may be a host dying: its
+# descriptors close a moment before it is gone, so the server waits to see (at most this).
+BYE = b'{"bye": true}'
+HOST_DEATH_WAIT_S = 2.0
 
 
 def _reply(sock: socket.socket, message: dict[str, Any]) -> None:
@@ -244,19 +253,22 @@ def serve(sock: socket.socket) -> None:
     ended: dict[str, None] = {}  # the folders of ended children that still exist (in order)
     received = b""  # a request's bytes so far: a stream socket may split a long one
     received_fds: list[int] = []  # its descriptors, which come with its first part
+    said_bye = False
     try:
-        while True:
+        while not _LEAVING:  # SIGTERM sets it, and wakes the select (the wakeup fd)
             for key, _ in selector.select():
                 if key.fileobj is sock:
                     data, fds, _, _ = socket.recv_fds(sock, 65536, 3)
                     if not data:
-                        _leave()
                         return
                     received += data
                     received_fds += fds
                     while b"\n" in received:
                         line, received = received.split(b"\n", 1)
                         taken, received_fds = received_fds, []
+                        if line.strip() == BYE:
+                            said_bye = True
+                            continue
                         _answer(sock, line, taken, children, [selector, sock, wake_read, wake_write])
                     if len(received) > MAX_REQUEST:
                         for fd in received_fds:
@@ -289,9 +301,21 @@ def serve(sock: socket.socket) -> None:
                 os.killpg(pid, signal.SIGKILL)
             except OSError:
                 pass
-        if HOST is None or os.getppid() != HOST or not alive(HOST):  # else the jobs remove them
+        if _host_gone(alive, wait=not said_bye):  # else the jobs remove them
             for folder in {*children.values(), *ended}:
                 shutil.rmtree(folder, ignore_errors=True)
+
+
+def _host_gone(alive: Any, wait: bool) -> bool:
+    """Whether the CLI or server that started us is gone; ``wait``: give a host that may be
+    dying ``HOST_DEATH_WAIT_S`` to be seen gone (we are handed to another parent then)."""
+    deadline = time.monotonic() + (HOST_DEATH_WAIT_S if wait else 0.0)
+    while True:
+        if HOST is None or os.getppid() != HOST or not alive(HOST):
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.01)
 
 
 # While torch is imported here, any CUDA availability check it makes goes through NVML,
@@ -310,22 +334,16 @@ def _restore_environment() -> None:
 
 # The CLI or language server that started this fork server: it reads the passes' results
 HOST: int | None = None
-# Leaving: the clean-up has begun or is about to. A host that dies closes the socket and
-# sends SIGTERM (its death signal) a moment apart: a SIGTERM handled in the clean-up raised
-# there and cut it short (the folders of the host's jobs stayed in /tmp).
+# SIGTERM came: ``serve`` ends at its next turn. The handler raises nothing: a host that
+# dies closes the socket (or resets it) and sends SIGTERM (its death signal) a moment
+# apart, and a SystemExit raised by the handler in ``serve``'s clean-up cut it short (the
+# folders of the host's jobs stayed in /tmp).
 _LEAVING = False
 
 
-def _leave() -> None:
+def _on_term(*_: object) -> None:
     global _LEAVING
     _LEAVING = True
-
-
-def _on_term(*_: object) -> None:
-    """SIGTERM ends the server once, from wherever it serves; never from its clean-up."""
-    if not _LEAVING:
-        _leave()
-        raise SystemExit(0)
 
 
 def main(argv: list[str]) -> int:

@@ -279,6 +279,13 @@ class ForkServer:
             pass
         return None
 
+    def ended_how(self) -> str | None:
+        """How its process ended ("killed by signal 9", "exit status 1"); None until reaped."""
+        status = self.proc.returncode
+        if status is None:
+            return None
+        return f"killed by signal {-status}" if status < 0 else f"exit status {status}"
+
     def kill(self) -> None:
         """Last resort, synchronous (at exit, on SIGTERM): the server's whole group at once,
         and its folder, which a killed server cannot remove itself."""

@@ -299,13 +299,7 @@ class Job:
     def _note_fork_server_death(self, forks: ForkServer) -> None:
         """The fork server ended during the pass that just ran (the OOM killer, a signal):
         that pass says so, and the next ones start interpreters of their own."""
-        status = forks.proc.returncode
-        if status is None:
-            how = "it stopped forking"
-        elif status < 0:
-            how = f"killed by signal {-status}"
-        else:
-            how = f"exit status {status}"
+        how = forks.ended_how() or "it stopped forking"
         self._fork_note = (
             f"the fork server ended during this pass ({how}): the next passes start their own interpreters"
         )

@@ -14,7 +14,7 @@ import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..forks import ForkServer, ForkServerError
+from ..forks import GONE_TIMEOUT_S, ForkServer, ForkServerError
 
 
 @dataclass(eq=False)
@@ -115,11 +115,10 @@ class WarmForks:
             self.log(f"no fork server for {python}: {problem}; each pass starts its own interpreter")
             return
         server = starting.result()
-        server.on_lost = functools.partial(self._died, python, warm)
-        if server.gone:  # it died between its "ready" and now: the hook came too late
-            server.on_lost = None
+        if server.gone:  # it died between its "ready" and now
             self._died(python, warm)
             return
+        server.on_lost = functools.partial(self._died, python, warm)
         rss = server.rss_mb()
         held = f", holding {rss:.0f} MB" if rss is not None else ""
         self.log(
@@ -144,13 +143,12 @@ class WarmForks:
     async def _say_died(self, python: str, server: ForkServer) -> None:
         # its socket closes a moment before it can be reaped: wait for its status
         try:
-            status: int | None = await asyncio.wait_for(server.proc.wait(), 5.0)
+            await asyncio.wait_for(server.proc.wait(), GONE_TIMEOUT_S)
         except asyncio.TimeoutError:
-            status = None
-        how = ""
-        if status is not None:
-            how = f" (killed by signal {-status})" if status < 0 else f" (exit status {status})"
-        self.log(f"fork server for {python} ended{how}: the next profile starts a new one")
+            pass
+        how = server.ended_how()
+        said = f" ({how})" if how else ""
+        self.log(f"fork server for {python} ended{said}: the next profile starts a new one")
 
     def _release(self, python: str, warm: _Warm) -> None:
         warm.users = max(warm.users - 1, 0)

@@ -294,21 +294,21 @@ def serve(sock: socket.socket) -> None:
         import shutil
 
         signal.signal(signal.SIGTERM, signal.SIG_IGN)  # the clean-up runs to its end
-        from .strays import alive
-
         for pid in children:
             try:
                 os.killpg(pid, signal.SIGKILL)
             except OSError:
                 pass
-        if _host_gone(alive, wait=not said_bye):  # else the jobs remove them
+        if _host_gone(wait=not said_bye):  # else the jobs remove them
             for folder in {*children.values(), *ended}:
                 shutil.rmtree(folder, ignore_errors=True)
 
 
-def _host_gone(alive: Any, wait: bool) -> bool:
+def _host_gone(wait: bool) -> bool:
     """Whether the CLI or server that started us is gone; ``wait``: give a host that may be
     dying ``HOST_DEATH_WAIT_S`` to be seen gone (we are handed to another parent then)."""
+    from .strays import alive
+
     deadline = time.monotonic() + (HOST_DEATH_WAIT_S if wait else 0.0)
     while True:
         if HOST is None or os.getppid() != HOST or not alive(HOST):
@@ -392,7 +392,7 @@ if __name__ == "__main__":
     # for this process to end): it ran nothing of anyone's, and its children are gone.
     try:
         code = main(sys.argv[1:])
-    except SystemExit as exc:  # SIGTERM
+    except SystemExit as exc:  # none expected: SIGTERM only ends serve (_on_term)
         code = exc.code if isinstance(exc.code, int) else 0
     sys.stdout.flush()
     sys.stderr.flush()

@@ -222,6 +222,38 @@ async def test_a_python_heavy_pass_is_forecast_and_explained(client: LanguageCli
     )
 
 
+async def test_a_script_whose_time_is_in_c_is_profiled_in_two_runs(client: LanguageClient) -> None:
+    """The sample pass found the script's time in C: the progress counts two passes, the
+    hot line is the same, and the cprofile pass's note (in the log) says it rode in the
+    cpu pass's run; separateCProfile gives it a run of its own again."""
+    uri = uri_of("ops_bound.py")
+
+    async def profiled() -> list[str]:
+        await execute(client, "bottleneck.profile", {"uri": uri, "passes": ["sample", "cprofile", "cpu"]})
+        token = list(client.progress_reports)[-1]
+        return [
+            r.message or ""
+            for r in client.progress_reports[token]
+            if isinstance(r, types.WorkDoneProgressReport) and (r.message or "").startswith("pass ")
+        ]
+
+    starts = await profiled()
+    assert [m.split(";")[0] for m in starts] == ["pass 1/3: sample", "pass 2/2: cpu"], starts
+    assert hot_diagnostic(client, "ops_bound.py").range.start.line == marker_line("ops_bound.py") - 1
+    result = await execute(client, "bottleneck.report")
+    assert "note: recorded in the cpu pass's run, one run of the script fewer" in result["text"]
+
+    client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"bottleneck": {**SETTINGS, "separateCProfile": True}})
+    )
+    starts = await profiled()
+    assert [m.split(";")[0] for m in starts] == ["pass 1/3: sample", "pass 2/3: cprofile", "pass 3/3: cpu"], (
+        starts
+    )
+    result = await execute(client, "bottleneck.report")
+    assert "recorded in the cpu pass's run" not in result["text"]
+
+
 async def test_report_command(client: LanguageClient) -> None:
     missing = await execute(client, "bottleneck.report")
     assert missing["status"] == "refused"

@@ -21,6 +21,7 @@ def test_every_field_survives_the_runners_command_line() -> None:
         environment=True,
         exact_lines=False,
         count_entries=False,
+        with_cprofile=True,
         compiler_stack=True,
         inductor=True,
         event_budget=1234,

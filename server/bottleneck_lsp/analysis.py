@@ -382,6 +382,8 @@ def _entries(part: Pass | None, first_line: dict[tuple[str, str], int]) -> dict[
     out: dict[tuple[str, str], int] = {}
     if part is None or part.status != "ok" or part.event_budget is not None:
         return out  # a pass cut short did not run (or record) the whole script
+    if part.within is not None:
+        return out  # recorded in another pass's run (cprofileride.py): the same counts
     found = (
         [(f.file, f.function, f.line, f.ncalls) for f in part.functions if f.user]
         if part.name == "cprofile"
@@ -410,7 +412,8 @@ def disagreements(doc: Document, limit: int = 3) -> list[Disagreement]:
     autograd passes' function entries (a counter, runner/entrycount.py, that counts as
     cProfile does: the main thread on Python 3.11 and earlier, every thread on 3.12+; on
     3.10 and 3.11 the Python tracer's call nodes where a pass records with it, the cuda
-    pass's and ``--no-exact-lines``, main thread), passes that ran to the end."""
+    pass's and ``--no-exact-lines``, main thread), passes that ran to the end, each in a
+    run of its own (not a cprofile pass recorded in the cpu pass's run)."""
     lines: dict[tuple[str, str], int] = {}
     counts = {name: _entries(doc.pass_named(name), lines) for name in ("cprofile", "cpu", "cuda")}
     present = {name: c for name, c in counts.items() if c}

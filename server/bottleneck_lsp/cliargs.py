@@ -204,6 +204,14 @@ def add_profile_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="skip the per-call line marker (faster on tiny-op loops; operator lines become their function)",
     )
+    parser.add_argument(
+        "--separate-cprofile",
+        action="store_true",
+        help="always run the cprofile pass on its own; by default, when the sample pass found the "
+        "script's time in torch's ops rather than in Python (at most 5%%, a run of 1 s or more), "
+        "cProfile records in the cpu pass's run instead, one run of the script fewer, and runs "
+        "alone only when that run was more than 1.15x the sample pass's",
+    )
 
 
 def _launcher_dest(option: str) -> str:

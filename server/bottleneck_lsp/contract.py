@@ -119,6 +119,10 @@ class RunnerArgs:
     # the autograd passes count entries into the user's functions ("passes disagree"): only
     # worth its cost (a profile hook on Python 3.10/3.11) when another pass counts too
     count_entries: bool = True
+    # the cpu pass also records cProfile's table, in place of the entry counter, for the
+    # job's cprofile pass (the job's choice: cprofileride.py); a pass that cannot (the
+    # Python tracer holds the profile hook) records none, and the job runs cprofile alone
+    with_cprofile: bool = False
     compiler_stack: bool = True  # load torch's compiler stack before the script (compilerstack.py)
     inductor: bool = False  # ... and inductor's code generator with it (a torch.compile call)
     event_budget: int = 0  # 0: no bound
@@ -149,6 +153,8 @@ class RunnerArgs:
             cmd.append("--no-exact-lines")
         if not self.count_entries:
             cmd.append("--no-entry-count")
+        if self.with_cprofile:
+            cmd.append("--with-cprofile")
         if not self.compiler_stack:
             cmd.append("--lazy-compiler-stack")
         elif self.inductor:
@@ -181,6 +187,7 @@ class RunnerArgs:
         parser.add_argument("--environment", action="store_true")
         parser.add_argument("--no-exact-lines", dest="exact_lines", action="store_false")
         parser.add_argument("--no-entry-count", dest="count_entries", action="store_false")
+        parser.add_argument("--with-cprofile", action="store_true")
         parser.add_argument("--lazy-compiler-stack", dest="compiler_stack", action="store_false")
         parser.add_argument("--inductor", action="store_true")
         parser.add_argument("--event-budget", type=int, default=0)

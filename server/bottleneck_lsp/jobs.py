@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from . import __version__, analysis, crashsite, distributed, launch
+from . import __version__, analysis, cprofileride, crashsite, distributed, launch
 from .compilerguess import guess as guess_compiler_stack
 from .contract import (
     DEVICE_PASSES,
@@ -113,6 +113,10 @@ class Job:
         # the passes saw): see compilerguess.py and runner/compilerstack.py.
         self._compiler_stack = True
         self._inductor = False  # and inductor's code generator (the script calls torch.compile)
+        # The cprofile pass rides in the cpu pass's run (cprofileride.py); and, when it runs
+        # alone after all, why
+        self._ride = ""  # "riding" (until the cpu pass ends), "rode" (its table kept)
+        self._alone_note = ""
 
     def use_forks(self, forks: ForkServer | None) -> None:
         """Fork the passes from this server (kept warm by the caller), before ``run``."""
@@ -178,6 +182,9 @@ class Job:
             await self._ready_compiler_stack()
             stop_reason = ""
             for index, name in enumerate(planned):
+                if name == "cprofile" and self._ride == "riding":
+                    continue  # no run of its own: the cpu pass records its table
+                rider = None
                 part = self._skip_reason(name, doc, stop_reason)
                 if part is not None:
                     self._discard_waiting()  # a runner started for this pass: not wanted
@@ -195,6 +202,7 @@ class Job:
                     following = planned[index + 1] if index + 1 < len(planned) else None
                     forking = self._forking()
                     raws = await self._run_pass(name, workdir, index == 0, following)
+                    rider = raws[0].pop("cprofile", None) if raws else None
                     if forking is not None and forking.gone and not self._stopped:
                         self._note_fork_server_death(forking)
                     for raw in raws:
@@ -211,12 +219,22 @@ class Job:
                     if self._fork_note:
                         part.notes.append(self._fork_note)
                         self._fork_note = ""
+                    if name == "cprofile" and self._alone_note:
+                        part.notes.append(self._alone_note)
+                        self._alone_note = ""
+                if name == "cpu" and self._ride == "riding":
+                    self._place_ridden(rider, part, doc, planned, index)
                 if not part.omit:
                     doc.passes.append(part)
                 stop_reason = stop_reason or _stop_reason(part)
                 if not stop_reason and analysis.runner_never_started(doc):
                     # the next passes would end the same way
                     stop_reason = f"{spec.python} never ran the runner"
+                if name == "sample" and "cprofile" in planned[index + 1 :]:
+                    # decided before the progress says how many passes are left
+                    later = planned[planned.index("cprofile", index) + 1 :]
+                    if self._may_ride(doc, later, stop_reason):
+                        self._ride = "riding"
                 if part.status != "skipped":
                     counted = self._counted(planned, doc, stop_reason)
                     event = JobEvent("pass_end", name, counted.index(name), len(counted), part.status)
@@ -232,6 +250,29 @@ class Job:
             shutil.rmtree(workdir, ignore_errors=True)
             self._workdir = None
         return analysis.conclude(doc)
+
+    def _may_ride(self, doc: Document, later: list[str], stop_reason: str) -> bool:
+        spec = self.spec
+        return (
+            not spec.separate_cprofile
+            and not spec.distributed
+            and spec.exact_lines
+            and not stop_reason
+            and not self._stopped
+            and cprofileride.may_ride(doc, later)
+        )
+
+    def _place_ridden(self, rider: Any, cpu: Pass, doc: Document, planned: list[str], index: int) -> None:
+        """The cprofile pass the cpu pass recorded goes before it in the document, as if it
+        had run in its turn; or the cprofile pass runs alone next, and says why."""
+        made, why = cprofileride.ridden(rider if isinstance(rider, dict) else None, cpu, doc)
+        if made is not None:
+            self._ride = "rode"
+            doc.passes.append(made)
+            return
+        self._ride = ""
+        planned.insert(index + 1, "cprofile")
+        self._alone_note = f"run after the cpu pass, alone: {why}"
 
     async def _run_pass(
         self, name: str, workdir: str, first: bool, following: str | None
@@ -364,8 +405,16 @@ class Job:
         return not available
 
     def _counted(self, planned: list[str], doc: Document, stop_reason: str) -> list[str]:
-        """The passes progress counts ("pass 2/3"): the planned ones less those left out."""
-        return [n for n in planned if not self._left_out(n, doc, bool(stop_reason))]
+        """The passes progress counts ("pass 2/3"): the planned ones less those left out,
+        and less the cprofile pass that rides in the cpu pass's run; one planned again (the
+        cprofile pass, alone after all) counts where it runs."""
+        return [
+            n
+            for i, n in enumerate(planned)
+            if n not in planned[i + 1 :]
+            and not self._left_out(n, doc, bool(stop_reason))
+            and not (n == "cprofile" and self._ride)
+        ]
 
     def _runner_args(
         self, name: str, workdir: str, out: str, first: bool, wait_fd: int | None = None
@@ -385,6 +434,7 @@ class Job:
             environment=first,
             exact_lines=spec.exact_lines,
             count_entries=counts_entries(name, spec.passes),
+            with_cprofile=name == "cpu" and self._ride == "riding",
             compiler_stack=self._compiler_stack,
             inductor=self._inductor,
             event_budget=spec.event_budget,

@@ -33,6 +33,9 @@ class JobSpec:
     exact_lines: bool = True
     event_budget: int = 250_000  # torch calls recorded per autograd pass; 0: no bound
     fork: bool = True  # fork every pass from one fork server: start-up paid once (forks.py)
+    # cProfile always in a run of its own; False: in the cpu pass's run where that costs
+    # little (cprofileride.py)
+    separate_cprofile: bool = False
     prestart: bool = True  # without a fork server: start the pass after cprofile while cprofile runs
     save_raw: str | None = None  # a folder: each profiler pass writes its raw recording there (RAW_PASSES)
     # the autograd passes record allocations (memory per line); with ``passes`` given, it is

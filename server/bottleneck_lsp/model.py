@@ -392,6 +392,7 @@ class Pass(Node):
     device: DeviceSummary | None = None
     device_event_count: int = 0
     # cprofile
+    within: str | None = None  # recorded in that pass's run ("cpu"), not one of its own
     totals: Totals | None = None
     functions: list[Function] = field(default_factory=list)
     call_sites: list[CallSite] = field(default_factory=list)

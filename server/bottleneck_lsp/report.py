@@ -29,7 +29,13 @@ _RAN = {
 
 def banner(doc: Document) -> list[str]:
     """The report's opening: what ran (the passes that did), and how costs are charged."""
-    ran = [_RAN[p.name] for p in doc.passes if p.status != "skipped" and p.name in _RAN]
+    # a pass recorded in another's run (the cprofile pass in the cpu pass's) is not a run
+    within = {p.within for p in doc.passes if p.within is not None and p.status == "ok"}
+    ran = [
+        _RAN[p.name] + (" with cProfile in the same run" if p.name in within else "")
+        for p in doc.passes
+        if p.status != "skipped" and p.name in _RAN and p.within is None
+    ]
     if not ran:
         return [BANNER, "", "No pass ran.", ""]
     how = ", ".join(ran[:-1]) + (" and " if len(ran) > 1 else "") + ran[-1]

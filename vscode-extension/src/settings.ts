@@ -27,6 +27,7 @@ export interface ExtensionSettings {
   top: number;
   codeLens: boolean;
   exactLines: boolean;
+  separateCProfile: boolean;
   eventBudget: number;
   fork: boolean;
   keepWarm: boolean;
@@ -67,6 +68,7 @@ const VALID: { [K in keyof ExtensionSettings]: (v: unknown) => v is ExtensionSet
   top: count,
   codeLens: isBool,
   exactLines: isBool,
+  separateCProfile: isBool,
   eventBudget: count,
   fork: isBool,
   keepWarm: isBool,
@@ -151,7 +153,7 @@ export function expandFolder(value: string, folder: string | undefined): string 
 /** The server's settings object (its camelCase keys), for initializationOptions and
  * workspace/didChangeConfiguration, from the window's settings (`bottleneck.*` read without a
  * resource). One server serves every workspace folder, so only what is the same for all of
- * them is set here: the thresholds, lenses, exactLines, eventBudget and the warm start (window-scoped in
+ * them is set here: the thresholds, lenses, exactLines, separateCProfile, eventBudget and the warm start (window-scoped in
  * package.json: the server takes them only here), and `python`, the interpreter the server
  * process runs on, as the script's interpreter for requests that name none.
  *
@@ -178,6 +180,7 @@ export function serverSettings(settings: ExtensionSettings, python: string): Rec
     top: settings.top,
     codeLens: settings.codeLens,
     exactLines: settings.exactLines,
+    separateCProfile: settings.separateCProfile,
     eventBudget: settings.eventBudget,
     fork: settings.fork,
     keepWarm: settings.keepWarm,

@@ -58,6 +58,7 @@ def job_spec(settings: Settings, workspace: Workspace, arguments: ProfileArgumen
         passes=passes,
         timeout=arguments.timeout if arguments.timeout is not None else settings.timeout,
         exact_lines=settings.exact_lines,
+        separate_cprofile=settings.separate_cprofile,
         event_budget=settings.event_budget,
         fork=settings.fork,
         nproc_per_node=nproc,

@@ -30,6 +30,7 @@ class Settings:
     top: int = _THRESHOLDS.top
     code_lens: bool = True
     exact_lines: bool = _JOB.exact_lines
+    separate_cprofile: bool = _JOB.separate_cprofile  # cProfile always in a run of its own
     event_budget: int = _JOB.event_budget
     fork: bool = _JOB.fork  # fork the passes from a fork server (False: --no-fork's fresh interpreters)
     keep_warm: bool = True  # keep a fork server per interpreter between profiles (lsp/warm.py)
@@ -65,6 +66,7 @@ _KEYS = {
     "top": "top",
     "codeLens": "code_lens",
     "exactLines": "exact_lines",
+    "separateCProfile": "separate_cprofile",
     "eventBudget": "event_budget",
     "fork": "fork",
     "keepWarm": "keep_warm",

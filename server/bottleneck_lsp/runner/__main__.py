@@ -253,6 +253,7 @@ class _Run:
                 self.files,
                 exact_lines=ns.exact_lines,
                 count_entries=ns.count_entries,
+                with_cprofile=ns.with_cprofile,
                 event_budget=ns.event_budget,
                 save_raw=ns.save_raw,
                 script=script_path,

@@ -19,6 +19,7 @@ from ..contract import PYTHON_HEAVY_CALLS, PYTHON_HEAVY_RATIO
 from . import device, scriptprofiler
 from .attribution import Attributor, LineStats
 from .autograddoc import autograd_document
+from .cprofilepass import CProfilePass
 from .entrycount import EntryCounter
 from .linemarker import (
     MemoryGuard,
@@ -45,6 +46,7 @@ class AutogradPass:
         files: FileClassifier,
         exact_lines: bool,
         count_entries: bool = True,
+        with_cprofile: bool = False,
         event_budget: int = 0,
         save_raw: str | None = None,
         script: str = "",
@@ -94,7 +96,14 @@ class AutogradPass:
         # counter is a profile hook and would take the tracer's place, and both count the
         # main thread there.
         self.counter: EntryCounter | None = None
-        if count_entries and (self.ranges is not None or sys.version_info >= (3, 12)):
+        # Or cProfile's whole table, for the job's cprofile pass, which then needs no run of
+        # its own (``with_cprofile``, jobs.py); it counts the entries too. Not beside the
+        # Python tracer, which holds the same profile hook on 3.10/3.11: the job then runs
+        # the cprofile pass alone.
+        self.cprofile: CProfilePass | None = None
+        if with_cprofile and self.ranges is not None:
+            self.cprofile = CProfilePass(files, within=True)
+        elif count_entries and (self.ranges is not None or sys.version_info >= (3, 12)):
             self.counter = EntryCounter(lambda code: files.is_user(code.co_filename))
         self.save_raw = save_raw
         self.raw_note = ""
@@ -171,11 +180,15 @@ class AutogradPass:
         self.started = time.perf_counter()
         if self.counter is not None:
             self.counter.enable()
+        if self.cprofile is not None:
+            self.cprofile.start()
 
     def stop(self) -> None:
         if not self.running:
             return
         self.running = False
+        if self.cprofile is not None:
+            self.cprofile.stop()
         if self.counter is not None:
             self.counter.disable()
         self.stopped = time.perf_counter()
@@ -225,10 +238,13 @@ class AutogradPass:
         if self.collectives:
             attributor.collectives = []
         attributor.consume(tree)
+        rider = self.cprofile.finish() if self.cprofile is not None else None
         activities = None
         if self.device is not None:
             activities, _runtime = device.from_kineto(results.events())
         out = autograd_document(attributor, activities, wall_ns)
+        if rider is not None:
+            out["cprofile"] = rider  # the job makes it its cprofile pass (cprofileride.py)
         if self.raw_note:
             out.setdefault("notes", []).append(self.raw_note)
         if attributor.collectives is not None:
@@ -294,6 +310,8 @@ class AutogradPass:
         none without the tracer when the pass does not count."""
         if self.counter is not None:
             return self.counter.entries()
+        if self.cprofile is not None:
+            return self.cprofile.entries()
         return None if self.ranges is None else []
 
     def _save_raw(

@@ -10,20 +10,31 @@ import time
 from typing import Any
 
 from . import callsites
-from .ownstats import without_runner
+from .ownstats import through_runner, without_runner
 from .paths import FileClassifier, is_runner_file
 from .units import share
 
 TOP_FUNCTIONS = 30
+# torch's dispatch to a TorchFunctionMode's handler, in Python (torch.overrides)
+_DISPATCH = os.path.join("torch", "overrides.py")
+
+
+def marked_files(file_name: str) -> bool:
+    """The runner's files, and torch's code that calls the line marker's handler: what a
+    table recorded beside the marker leaves out (``ownstats.through_runner``)."""
+    return is_runner_file(file_name) or file_name.endswith(_DISPATCH)
 
 
 class CProfilePass:
     name = "cprofile"
 
-    def __init__(self, files: FileClassifier) -> None:
+    def __init__(self, files: FileClassifier, within: bool = False) -> None:
+        """``within``: recorded in the cpu pass's run, beside its line marker (the job's
+        cprofile pass then needs no run of its own: jobs.py, cprofileride.py)."""
         import cProfile
 
         self.files = files
+        self.within = within
         self.profiler = cProfile.Profile()
         self.started = 0.0
         self.stopped = 0.0
@@ -42,13 +53,26 @@ class CProfilePass:
         if not self.stopped:
             self.stopped = time.perf_counter()
 
+    def entries(self) -> list[tuple[str, int, str, int]]:
+        """(file name, first line, function, entries) of each user function entered, as
+        ``entrycount.EntryCounter`` gives them (this profiler in its place)."""
+        return [
+            (e.code.co_filename, e.code.co_firstlineno, e.code.co_name, e.callcount)
+            for e in self.profiler.getstats()
+            if not isinstance(e.code, str) and e.callcount and self.files.is_user(e.code.co_filename)
+        ]
+
     def finish(self) -> dict[str, Any]:
         import pstats
 
         begin = time.perf_counter()
         stats: dict[Any, Any] = pstats.Stats(self.profiler).stats  # type: ignore[attr-defined]
+        is_runner = is_runner_file
+        if self.within:
+            is_runner = marked_files
+            stats = through_runner(stats, is_runner)
         # The runner's own calls (it starts and stops the profiler) are not the script's work.
-        stats = without_runner(stats, is_runner_file, lambda key: self.files.is_user(key[0]))
+        stats = without_runner(stats, is_runner, lambda key: self.files.is_user(key[0]))
         total_tt = sum(v[2] for v in stats.values())
         total_calls = sum(v[1] for v in stats.values())
         functions: list[dict[str, Any]] = []

@@ -54,6 +54,46 @@ def without_runner(
     return out
 
 
+def through_runner(stats: dict[Key, Any], is_runner: Callable[[str], bool]) -> dict[Key, Any]:
+    """A table recorded beside the cpu pass's line marker (``CProfilePass(within=True)``)
+    made to read as the script's alone, before ``without_runner`` (called with ``is_runner``
+    then too).
+
+    The marker is a TorchFunctionMode: at each torch call, torch calls its Python handler,
+    through ``torch.overrides.handle_torch_function`` for torch's Python functions, and the
+    handler calls the torch function again. ``is_runner`` covers the marker and that
+    dispatch code (``marked_files``). Spliced out, as if they were not there:
+
+    - a function that enters them and that they call again (a re-dispatch: ``x.relu()`` is
+      relu, the handler, relu again; ``loss.backward()`` is Tensor.backward,
+      handle_torch_function, the handler, Tensor.backward again) keeps its own and
+      cumulative time, which hold the call's, and loses the second count of each call;
+    - a function of the script that entered them without a call cProfile sees (an operator,
+      ``a @ b``, or a tensor's attribute) gets their whole time from there as its own time:
+      without the marker the op ran inline there, and the op's C call, which only they made,
+      goes with them (``without_runner``).
+
+    The handler's own time (the marker's cost) stays in the callers' cumulative times, as
+    any profiler's cost does."""
+    out: dict[Key, Any] = {
+        key: [cc, nc, tt, ct, dict(callers)] for key, (cc, nc, tt, ct, callers) in stats.items()
+    }
+    inside = {key for key in stats if is_runner(key[0])}
+    calls_in = {caller for key in inside for caller in stats[key][4] if caller not in inside}
+    for key in calls_in:
+        row = out[key]
+        again = [caller for caller in row[4] if caller in inside]
+        if again:  # a re-dispatch: the second count goes
+            for caller in again:
+                row[1] -= row[4].pop(caller)[0]
+            row[0] = min(row[0], row[1])
+        else:  # entered them without a call cProfile saw: their time is its own
+            row[2] += sum(stats[entered][4][key][3] for entered in inside if key in stats[entered][4])
+    # (a function both they and the script called, and that does not enter them, keeps the
+    # script's part only: without_runner subtracts theirs)
+    return {key: (cc, nc, tt, ct, callers) for key, (cc, nc, tt, ct, callers) in out.items()}
+
+
 def _ancestors(keys: set[Key], stats: dict[Key, Any]) -> set[Key]:
     """``keys`` and every function that called one of them, directly or not."""
     found = set(keys)

@@ -1,0 +1,103 @@
+"""The cprofile pass recorded in the cpu pass's run: one run of the script fewer.
+
+The default job runs the script three times (sample, cprofile, cpu). Where its time is in a
+few large torch ops, each run costs about one bare run, profiled or not, and the third is
+what made a whole profile slower than the old tool's two (docs/pytorch-examples.md:
+word_language_model 1.46x, dcgan 1.03-1.19x the old way). There cProfile has almost nothing
+to time: its hook runs at Python calls, and the script makes few. So the job lets cProfile
+ride along in the cpu pass's run (``RunnerArgs.with_cprofile``) when
+
+- the sample pass ran the script for at least ``MIN_BODY_S`` (below that a run of its own
+  costs little, and the sample pass's Python share rests on few samples), and
+- found at most ``MAX_PYTHON_SHARE`` of that time running Python (the rest in C: torch's
+  ops, I/O, sleeping), the part cProfile's hook slows;
+
+and keeps the table only when the cpu pass's run, with cProfile and the autograd profiler in
+it, took at most ``MAX_COST`` times the sample pass's run of the script: every function's
+time then carries at most that much of the instruments' cost in all (cProfile's own cost on
+a Python-heavy run is several times that). Otherwise the table is dropped and the cprofile
+pass runs alone after the cpu pass, as it would have before it: a misjudged script costs the
+cpu pass's cProfile hook, never the table's truth. ``--separate-cprofile`` (the editor's
+``bottleneck.separateCProfile``) always gives cProfile a run of its own.
+
+The pass made from it says so: ``within`` names the run (``"cpu"``), a note gives the two
+figures the choice rested on, and "passes disagree" does not compare it with the cpu pass
+(one run cannot disagree with itself).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .model import Document, ModelError, Pass
+
+MIN_BODY_S = 1.0
+MAX_PYTHON_SHARE = 0.05
+MAX_COST = 1.15
+
+SEPARATE_HINT = "--separate-cprofile gives cProfile a run of its own"
+
+
+def python_share(sample: Pass | None) -> float | None:
+    """Of the sample pass's run of the script, the share the main thread spent running
+    Python (not in a C call); None without a usable sample pass."""
+    if sample is None or sample.status != "ok" or sample.samples is None:
+        return None
+    wall = sample.samples.wall_s
+    if wall <= 0:
+        return None
+    return min(sum(line.python_s for line in sample.samples.lines) / wall, 1.0)
+
+
+def may_ride(doc: Document, later: list[str]) -> bool:
+    """Whether the cprofile pass, due now, may ride in the cpu pass's run (one of ``later``,
+    the passes planned after it), from what the sample pass found."""
+    if "cpu" not in later:
+        return False
+    sample = doc.pass_named("sample")
+    share = python_share(sample)
+    if share is None or sample is None or (sample.script_wall_s or 0.0) < MIN_BODY_S:
+        return False
+    return share <= MAX_PYTHON_SHARE
+
+
+def cost(cpu: Pass, sample: Pass | None) -> float | None:
+    """The cpu pass's run of the script against the sample pass's."""
+    body = sample.script_wall_s if sample is not None else None
+    if not body or cpu.script_wall_s is None:
+        return None
+    return cpu.script_wall_s / body
+
+
+def ridden(rider: dict[str, Any] | None, cpu: Pass, doc: Document) -> tuple[Pass | None, str]:
+    """The cprofile pass made from the table the cpu pass recorded (``rider``), or None and
+    why the cprofile pass runs alone after all."""
+    sample = doc.pass_named("sample")
+    if cpu.status != "ok":
+        return None, f"the cpu pass ended with status {cpu.status}"
+    if rider is None:
+        return None, "the cpu pass could not record cProfile's table (its Python tracer holds the hook)"
+    if cpu.event_budget is not None:
+        return None, "the cpu pass stopped recording early (its event budget): its run was slowed"
+    ratio = cost(cpu, sample)
+    if ratio is None:
+        return None, "the cpu pass's run was not timed"
+    if ratio > MAX_COST:
+        return None, (
+            f"the cpu pass's run, with cProfile in it, took {ratio:.2f}x the sample pass's "
+            f"(more than {MAX_COST}x)"
+        )
+    share = python_share(sample) or 0.0
+    note = (
+        f"recorded in the cpu pass's run, one run of the script fewer: the sample pass found "
+        f"{share:.1%} of the run in Python, and the cpu pass's instruments, cProfile's own "
+        f"included, took {ratio:.2f}x the sample pass's run ({SEPARATE_HINT})"
+    )
+    try:
+        made = Pass.from_json(
+            {"name": "cprofile", "status": "ok", "exit_code": 0, "within": "cpu", "notes": [note], **rider},
+            "the cpu pass's cProfile table",
+        )
+    except ModelError as exc:
+        return None, f"the cpu pass's cProfile table could not be read: {exc}"
+    return made, ""

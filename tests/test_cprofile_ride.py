@@ -1,0 +1,199 @@
+"""The cprofile pass recorded in the cpu pass's run where the script's time is in C
+(cprofileride.py, runner/ownstats.py's through_runner): one run of the script fewer, the
+same table as a run of its own, and a run of its own after all when the cpu pass's run
+was slowed.
+
+Real jobs with real torch; the splice itself on real cProfile statistics of a real
+TorchFunctionMode."""
+
+from __future__ import annotations
+
+import asyncio
+import cProfile
+import os
+import pstats
+import sys
+from pathlib import Path
+from typing import Any
+
+from bottleneck_lsp import analysis, cprofileride, report
+from bottleneck_lsp.jobs import Job, JobEvent
+from bottleneck_lsp.jobspec import JobSpec
+from bottleneck_lsp.model import Document, Function
+from bottleneck_lsp.runner.ownstats import through_runner, without_runner
+from helpers import SCRIPTS, marker_line, typed
+
+
+def _run(script: str, **spec: Any) -> tuple[Document, list[JobEvent]]:
+    events: list[JobEvent] = []
+    job = Job(JobSpec(script=str(SCRIPTS / script), python=sys.executable, **spec), on_event=events.append)
+    doc = asyncio.run(job.run())
+    typed(doc.to_json())  # the schema's one definition holds the new key too
+    return doc, events
+
+
+def _started(events: list[JobEvent]) -> list[tuple[str, int, int]]:
+    return [(e.pass_name, e.index, e.total) for e in events if e.kind == "pass_start"]
+
+
+def _calls(functions: list[Function]) -> dict[str, int]:
+    """Call counts of the script's functions and of the torch and time calls it made."""
+    return {
+        f.function: f.ncalls
+        for f in functions
+        if f.user or any(name in f.function for name in ("sleep", "tanh", "relu", "sum", "randn"))
+    }
+
+
+def test_a_script_whose_time_is_in_c_gets_its_cprofile_table_from_the_cpu_pass() -> None:
+    doc, events = _run("ops_bound.py")
+    # two runs of the script: the progress counts three until the sample pass has told
+    assert _started(events) == [("sample", 0, 3), ("cpu", 1, 2)]
+    assert [(e.pass_name, e.index, e.total) for e in events if e.kind == "pass_end"] == [
+        ("sample", 0, 2),
+        ("cpu", 1, 2),
+    ]
+    assert [p.name for p in doc.passes] == ["sample", "cprofile", "cpu"]
+    ridden = doc.pass_named("cprofile")
+    assert ridden is not None and ridden.status == "ok" and ridden.within == "cpu"
+    assert ridden.wall_s is None  # no process of its own
+    # what the user reads: the table under "cProfile output", and why it has no run of its own
+    text = report.render(doc, cwd=str(SCRIPTS))
+    assert "under the autograd profiler on the CPU with cProfile in the same run." in " ".join(
+        text.split("Costs are charged")[0].split()
+    )
+    section = text.split("cProfile output")[1].split("autograd profiler output")[0]
+    assert "note: recorded in the cpu pass's run, one run of the script fewer" in section
+    assert "--separate-cprofile" in section
+    assert "60    " in section and "ops_bound.py:10(step)" in section
+    # the same table as cProfile's run of its own: the same calls, counted once each
+    alone, alone_events = _run("ops_bound.py", separate_cprofile=True)
+    assert _started(alone_events) == [("sample", 0, 3), ("cprofile", 1, 3), ("cpu", 2, 3)]
+    own = alone.pass_named("cprofile")
+    assert own is not None and own.within is None and own.wall_s is not None
+    assert _calls(ridden.functions) == _calls(own.functions)
+    assert _calls(ridden.functions)["step"] == 60
+    assert _calls(ridden.functions)["<built-in method time.sleep>"] == 60
+    # the sleeping is the most time in both tables (1.2 s of it)
+    for table in (ridden, own):
+        top = max(table.functions, key=lambda f: f.tottime_s)
+        assert top.function == "<built-in method time.sleep>", top
+        assert top.tottime_s >= 1.1
+    # the first line the user sees is the same either way
+    hot = marker_line("ops_bound.py")
+    assert (doc.ranking and doc.ranking.lines[0].line) == hot
+    assert (alone.ranking and alone.ranking.lines[0].line) == hot
+
+
+def test_one_run_is_not_compared_with_itself_for_passes_disagree() -> None:
+    doc, _ = _run("ops_bound.py")
+    ridden = doc.pass_named("cprofile")
+    cpu = doc.pass_named("cpu")
+    assert ridden is not None and ridden.within == "cpu" and cpu is not None
+    step = next(f for f in ridden.functions if f.function == "step")
+    step.ncalls = step.primitive_calls = 59  # as if the tables disagreed
+    assert analysis.disagreements(doc) == []
+    ridden.within = None  # two runs that disagree are still reported
+    found = analysis.disagreements(doc)
+    assert [(d.function, d.counts) for d in found] == [("step", {"cprofile": 59, "cpu": 60})]
+
+
+def test_a_cpu_pass_run_slowed_by_the_table_gives_cprofile_a_run_of_its_own() -> None:
+    doc, events = _run("ops_bound_slowed_by_cprofile.py")
+    # planned as two runs; the cpu pass's took 1.7x the sample pass's: cprofile ran third
+    assert _started(events) == [("sample", 0, 3), ("cpu", 1, 2), ("cprofile", 2, 3)]
+    assert [p.name for p in doc.passes] == ["sample", "cpu", "cprofile"]
+    alone = doc.pass_named("cprofile")
+    assert alone is not None and alone.status == "ok" and alone.within is None
+    assert alone.wall_s is not None
+    note = next(n for n in alone.notes if n.startswith("run after the cpu pass, alone"))
+    assert f"(more than {cprofileride.MAX_COST}x)" in note, note
+    text = report.render(doc, cwd=str(SCRIPTS))
+    assert "note: run after the cpu pass, alone: the cpu pass's run, with cProfile in it, took" in text
+    assert doc.ranking is not None and doc.ranking.lines[0].line == marker_line(
+        "ops_bound_slowed_by_cprofile.py"
+    )
+
+
+def test_a_script_whose_time_is_in_python_keeps_cprofile_in_a_run_of_its_own() -> None:
+    doc, events = _run("python_bound.py")
+    assert _started(events) == [("sample", 0, 3), ("cprofile", 1, 3), ("cpu", 2, 3)]
+    own = doc.pass_named("cprofile")
+    assert own is not None and own.within is None
+    share = cprofileride.python_share(doc.pass_named("sample"))
+    assert share is not None and share > cprofileride.MAX_PYTHON_SHARE
+
+
+# -- the splice, on real cProfile statistics of a real TorchFunctionMode ---------------------
+
+
+def _compiled(path: Path, source: str) -> dict[str, Any]:
+    path.write_text(source)
+    space: dict[str, Any] = {}
+    exec(compile(source, str(path), "exec"), space)
+    return space
+
+
+def test_the_splice_reads_as_the_scripts_table_without_the_mode(tmp_path: Path) -> None:
+    import torch
+
+    mode_file = str(tmp_path / "marker.py")
+    marker = _compiled(
+        Path(mode_file),
+        "import torch\n"
+        "from torch.overrides import TorchFunctionMode\n"
+        "class Marker(TorchFunctionMode):\n"
+        "    def __torch_function__(self, func, types, args=(), kwargs=None):\n"
+        "        seen = id(func)  # the handler's own calls\n"
+        "        return func(*args, **(kwargs or {}))\n",
+    )
+    user_file = str(tmp_path / "script.py")
+    user = _compiled(
+        Path(user_file),
+        "import torch\n"
+        "def step(a, b):\n"
+        "    c = a @ b\n"  # an operator: no call cProfile sees
+        "    return c.relu().sum() + id(c) * 0\n"  # methods, and a builtin the handler calls too
+        "def main(a, b):\n"
+        "    for _ in range(20):\n"
+        "        step(a, b)\n",
+    )
+    a, b = torch.randn(300, 300), torch.randn(300, 300)
+
+    def table(with_mode: bool) -> dict[Any, Any]:
+        profile = cProfile.Profile()
+        if with_mode:
+            with marker["Marker"]():
+                profile.enable()
+                user["main"](a, b)
+                profile.disable()
+        else:
+            profile.enable()
+            user["main"](a, b)
+            profile.disable()
+        return pstats.Stats(profile).stats  # type: ignore[attr-defined,no-any-return]
+
+    def is_marked(name: str) -> bool:
+        return name == mode_file or name.endswith(os.path.join("torch", "overrides.py"))
+
+    def is_user(key: Any) -> bool:
+        return bool(key[0] == user_file)
+
+    plain = {k[2]: v for k, v in without_runner(table(False), is_marked, is_user).items()}
+    raw = table(True)
+    assert any(k[0] == mode_file for k in raw)  # the handler was recorded
+    naive = {k[2]: v for k, v in without_runner(raw, is_marked, is_user).items()}
+    spliced = {k[2]: v for k, v in without_runner(through_runner(raw, is_marked), is_marked, is_user).items()}
+    relu = "<method 'relu' of 'torch._C.TensorBase' objects>"
+    ident = "<built-in method builtins.id>"
+    # counts: each call once, as without the mode (the naive table loses relu's primitive calls)
+    for name in ("main", "step", relu, ident):
+        assert spliced[name][:2] == plain[name][:2], (name, spliced[name][:2], plain[name][:2])
+    assert naive[relu][:2] != plain[relu][:2]
+    # time: the operator's matmul is step's own time, as without the mode; relu's own time
+    # holds its op (the naive table dropped both with the handler)
+    assert spliced["step"][2] > 0.5 * spliced["main"][3], spliced["step"]
+    assert plain["step"][2] > 0.5 * plain["main"][3], plain["step"]
+    assert naive["step"][2] < 0.2 * naive["main"][3], naive["step"]
+    total = sum(v[2] for v in spliced.values())
+    assert 0.8 * spliced["main"][3] <= total <= 1.05 * spliced["main"][3]

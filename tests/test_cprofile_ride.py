@@ -19,7 +19,7 @@ from typing import Any
 from bottleneck_lsp import analysis, cprofileride, report
 from bottleneck_lsp.jobs import Job, JobEvent
 from bottleneck_lsp.jobspec import JobSpec
-from bottleneck_lsp.model import Document, Function
+from bottleneck_lsp.model import Document, EventBudget, Function, Pass, SampledLine, Samples, Tool
 from bottleneck_lsp.runner.ownstats import through_runner, without_runner
 from helpers import SCRIPTS, marker_line, typed
 
@@ -65,15 +65,15 @@ def test_a_script_whose_time_is_in_c_gets_its_cprofile_table_from_the_cpu_pass()
     section = text.split("cProfile output")[1].split("autograd profiler output")[0]
     assert "note: recorded in the cpu pass's run, one run of the script fewer" in section
     assert "--separate-cprofile" in section
-    assert "60    " in section and "ops_bound.py:10(step)" in section
+    assert "12    " in section and "ops_bound.py:10(step)" in section
     # the same table as cProfile's run of its own: the same calls, counted once each
     alone, alone_events = _run("ops_bound.py", separate_cprofile=True)
     assert _started(alone_events) == [("sample", 0, 3), ("cprofile", 1, 3), ("cpu", 2, 3)]
     own = alone.pass_named("cprofile")
     assert own is not None and own.within is None and own.wall_s is not None
     assert _calls(ridden.functions) == _calls(own.functions)
-    assert _calls(ridden.functions)["step"] == 60
-    assert _calls(ridden.functions)["<built-in method time.sleep>"] == 60
+    assert _calls(ridden.functions)["step"] == 12
+    assert _calls(ridden.functions)["<built-in method time.sleep>"] == 12
     # the sleeping is the most time in both tables (1.2 s of it)
     for table in (ridden, own):
         top = max(table.functions, key=lambda f: f.tottime_s)
@@ -91,11 +91,11 @@ def test_one_run_is_not_compared_with_itself_for_passes_disagree() -> None:
     cpu = doc.pass_named("cpu")
     assert ridden is not None and ridden.within == "cpu" and cpu is not None
     step = next(f for f in ridden.functions if f.function == "step")
-    step.ncalls = step.primitive_calls = 59  # as if the tables disagreed
+    step.ncalls = step.primitive_calls = 11  # as if the tables disagreed
     assert analysis.disagreements(doc) == []
     ridden.within = None  # two runs that disagree are still reported
     found = analysis.disagreements(doc)
-    assert [(d.function, d.counts) for d in found] == [("step", {"cprofile": 59, "cpu": 60})]
+    assert [(d.function, d.counts) for d in found] == [("step", {"cprofile": 11, "cpu": 12})]
 
 
 def test_a_cpu_pass_run_slowed_by_the_table_gives_cprofile_a_run_of_its_own() -> None:
@@ -122,6 +122,69 @@ def test_a_script_whose_time_is_in_python_keeps_cprofile_in_a_run_of_its_own() -
     assert own is not None and own.within is None
     share = cprofileride.python_share(doc.pass_named("sample"))
     assert share is not None and share > cprofileride.MAX_PYTHON_SHARE
+
+
+# -- the choice, figure by figure ---------------------------------------------------------
+
+
+def _passes(
+    body: float = 2.0, python: float = 0.02, cpu_body: float = 2.0, events: int = 20_000, **cpu: Any
+) -> tuple[Document, Pass]:
+    sample = Pass(
+        name="sample",
+        status="ok",
+        script_wall_s=body,
+        samples=Samples(
+            interval_s=0.001,
+            wall_s=body,
+            lines=[SampledLine(file="/w/a.py", line=3, wall_s=body, python_s=python * body)],
+        ),
+    )
+    doc = Document(
+        schema="x",
+        version=2,
+        tool=Tool(name="t", version="0"),
+        script="/w/a.py",
+        args=[],
+        cwd="/w",
+        roots=["/w"],
+        python="python3",
+        passes=[sample],
+        status="ok",
+    )
+    cpu_pass = Pass(
+        name="cpu", status=cpu.pop("status", "ok"), script_wall_s=cpu_body, event_count=events, **cpu
+    )
+    return doc, cpu_pass
+
+
+RIDER = {"script_wall_s": 2.0, "event_count": 10, "totals": {"tottime_s": 1.9, "calls": 10}}
+
+
+def test_which_scripts_ride_and_which_tables_are_kept() -> None:
+    assert cprofileride.may_ride(_passes()[0], ["cpu"])
+    assert not cprofileride.may_ride(_passes()[0], ["cuda"])  # no cpu pass to ride in
+    assert not cprofileride.may_ride(_passes(body=0.5)[0], ["cpu"])  # a run of its own costs little
+    assert not cprofileride.may_ride(_passes(python=0.2)[0], ["cpu"])  # cProfile would slow it
+
+    doc, cpu = _passes(cpu_body=2.2)
+    made, why = cprofileride.ridden(RIDER, cpu, doc)
+    assert made is not None and made.within == "cpu" and why == ""
+    assert "took 1.10x the sample pass's run, recording 9,091 events a second" in made.notes[0]
+    refused = [
+        (_passes(cpu_body=2.4), RIDER, "took 1.20x the sample pass's (more than 1.15x)"),
+        (_passes(events=120_000), RIDER, "recorded 60,000 events a second (more than 50,000)"),
+        (
+            _passes(event_budget=EventBudget(reason="calls", torch_calls=9, recorded_s=1.0)),
+            RIDER,
+            "event budget",
+        ),
+        (_passes(status="error"), RIDER, "ended with status error"),
+        (_passes(), None, "could not record cProfile's table"),
+    ]
+    for (doc, cpu), rider, reason in refused:
+        made, why = cprofileride.ridden(rider, cpu, doc)
+        assert made is None and reason in why, (reason, why)
 
 
 # -- the splice, on real cProfile statistics of a real TorchFunctionMode ---------------------

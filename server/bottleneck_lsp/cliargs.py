@@ -208,9 +208,10 @@ def add_profile_arguments(parser: argparse.ArgumentParser) -> None:
         "--separate-cprofile",
         action="store_true",
         help="always run the cprofile pass on its own; by default, when the sample pass found the "
-        "script's time in torch's ops rather than in Python (at most 5%%, a run of 1 s or more), "
+        "script's time in torch's ops rather than in Python (at most 10%%, a run of 1 s or more), "
         "cProfile records in the cpu pass's run instead, one run of the script fewer, and runs "
-        "alone only when that run was more than 1.15x the sample pass's",
+        "alone after it when that run was slowed (more than 1.15x the sample pass's, or over "
+        "50,000 profiler events a second)",
     )
 
 

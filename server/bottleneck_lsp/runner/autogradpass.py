@@ -148,6 +148,11 @@ class AutogradPass:
         # stacks, measured on real models), so a long run stops recording; the script runs on.
         self.budget_hit = why
         self.grown = MemoryGuard.resident() - self.guard.start
+        if self.cprofile is not None:
+            # the job drops a table recorded in a run cut short (its stop ran in the
+            # script's time): cProfile's hook goes now, not at the script's end
+            self.cprofile.stop()
+            self.cprofile = None
         self.calls_recorded = self.marker.calls if self.marker is not None else 0
         self._end_recording()
 

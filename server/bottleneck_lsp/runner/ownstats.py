@@ -81,7 +81,9 @@ def through_runner(stats: dict[Key, Any], is_runner: Callable[[str], bool]) -> d
     inside = {key for key in stats if is_runner(key[0])}
     calls_in = {caller for key in inside for caller in stats[key][4] if caller not in inside}
     for key in calls_in:
-        row = out[key]
+        row = out.get(key)
+        if row is None:  # a caller without a row of its own (not seen returning)
+            continue
         again = [caller for caller in row[4] if caller in inside]
         if again:  # a re-dispatch: the second count goes
             for caller in again:

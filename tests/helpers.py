@@ -50,6 +50,15 @@ def typed(doc: dict[str, Any]) -> dict[str, Any]:
     return doc
 
 
+def compiled(path: Path, source: str) -> dict[str, Any]:
+    """``source`` written to ``path`` and run there: its functions carry that file name (in
+    cProfile's statistics, say)."""
+    path.write_text(source)
+    space: dict[str, Any] = {}
+    exec(compile(source, str(path), "exec"), space)
+    return space
+
+
 def part_of(doc: dict[str, Any], name: str) -> dict[str, Any] | None:
     """A pass's part of a JSON document."""
     return next((p for p in doc["passes"] if p["name"] == name), None)

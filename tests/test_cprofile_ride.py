@@ -21,7 +21,7 @@ from bottleneck_lsp.jobs import Job, JobEvent
 from bottleneck_lsp.jobspec import JobSpec
 from bottleneck_lsp.model import Document, EventBudget, Function, Pass, SampledLine, Samples, Tool
 from bottleneck_lsp.runner.ownstats import through_runner, without_runner
-from helpers import SCRIPTS, marker_line, typed
+from helpers import SCRIPTS, compiled, marker_line, typed
 
 
 def _run(script: str, **spec: Any) -> tuple[Document, list[JobEvent]]:
@@ -190,18 +190,11 @@ def test_which_scripts_ride_and_which_tables_are_kept() -> None:
 # -- the splice, on real cProfile statistics of a real TorchFunctionMode ---------------------
 
 
-def _compiled(path: Path, source: str) -> dict[str, Any]:
-    path.write_text(source)
-    space: dict[str, Any] = {}
-    exec(compile(source, str(path), "exec"), space)
-    return space
-
-
 def test_the_splice_reads_as_the_scripts_table_without_the_mode(tmp_path: Path) -> None:
     import torch
 
     mode_file = str(tmp_path / "marker.py")
-    marker = _compiled(
+    marker = compiled(
         Path(mode_file),
         "import torch\n"
         "from torch.overrides import TorchFunctionMode\n"
@@ -211,7 +204,7 @@ def test_the_splice_reads_as_the_scripts_table_without_the_mode(tmp_path: Path) 
         "        return func(*args, **(kwargs or {}))\n",
     )
     user_file = str(tmp_path / "script.py")
-    user = _compiled(
+    user = compiled(
         Path(user_file),
         "import torch\n"
         "def step(a, b):\n"

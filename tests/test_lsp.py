@@ -186,6 +186,17 @@ async def test_annotations_follow_edits(client: LanguageClient) -> None:
     assert lines  # the other lines, untouched, keep theirs
 
 
+async def pass_messages(client: LanguageClient, arguments: dict[str, object]) -> list[str]:
+    """Profile, and return the progress reports that announced each pass ("pass 1/2: ...")."""
+    await execute(client, "bottleneck.profile", arguments)
+    token = list(client.progress_reports)[-1]
+    return [
+        r.message or ""
+        for r in client.progress_reports[token]
+        if isinstance(r, types.WorkDoneProgressReport) and (r.message or "").startswith("pass ")
+    ]
+
+
 async def test_a_python_heavy_pass_is_forecast_and_explained(client: LanguageClient) -> None:
     """The cpu pass records no Python call (lines from the line marker alone): a
     Python-heavy script's pass is neither forecast nor explained. With the Python tracer on
@@ -195,13 +206,7 @@ async def test_a_python_heavy_pass_is_forecast_and_explained(client: LanguageCli
     uri = uri_of("generator_heavy.py")
 
     async def pass_starts() -> list[str]:
-        await execute(client, "bottleneck.profile", {"uri": uri, "passes": ["cprofile", "cpu"]})
-        token = list(client.progress_reports)[-1]
-        return [
-            r.message or ""
-            for r in client.progress_reports[token]
-            if isinstance(r, types.WorkDoneProgressReport) and (r.message or "").startswith("pass ")
-        ]
+        return await pass_messages(client, {"uri": uri, "passes": ["cprofile", "cpu"]})
 
     starts = await pass_starts()
     assert starts[0] == "pass 1/2: cprofile" and starts[1].startswith("pass 2/2: cpu"), starts
@@ -229,13 +234,7 @@ async def test_a_script_whose_time_is_in_c_is_profiled_in_two_runs(client: Langu
     uri = uri_of("ops_bound.py")
 
     async def profiled() -> list[str]:
-        await execute(client, "bottleneck.profile", {"uri": uri, "passes": ["sample", "cprofile", "cpu"]})
-        token = list(client.progress_reports)[-1]
-        return [
-            r.message or ""
-            for r in client.progress_reports[token]
-            if isinstance(r, types.WorkDoneProgressReport) and (r.message or "").startswith("pass ")
-        ]
+        return await pass_messages(client, {"uri": uri, "passes": ["sample", "cprofile", "cpu"]})
 
     starts = await profiled()
     assert [m.split(";")[0] for m in starts] == ["pass 1/3: sample", "pass 2/2: cpu"], starts

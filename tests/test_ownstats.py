@@ -14,7 +14,7 @@ import pytest
 
 from bottleneck_lsp import report
 from bottleneck_lsp.runner.ownstats import without_runner
-from helpers import SCRIPTS, run_typed
+from helpers import SCRIPTS, compiled, run_typed
 
 
 @pytest.mark.parametrize("fork", [True, False], ids=["forked", "fresh"])
@@ -39,20 +39,13 @@ def test_the_cprofile_pass_counts_the_scripts_calls_only(fork: bool) -> None:
         assert noise not in text.split("cProfile output")[1].split("Hotspots")[0], noise
 
 
-def _compiled(path: Path, source: str) -> dict[str, Any]:
-    path.write_text(source)
-    space: dict[str, Any] = {}
-    exec(compile(source, str(path), "exec"), space)
-    return space
-
-
 def test_a_function_both_called_keeps_the_scripts_calls(tmp_path: Path) -> None:
-    helper = _compiled(tmp_path / "shared.py", "def shared(n):\n    return sorted(range(n))\n")
-    user = _compiled(
+    helper = compiled(tmp_path / "shared.py", "def shared(n):\n    return sorted(range(n))\n")
+    user = compiled(
         tmp_path / "script.py",
         "def main(shared):\n    for _ in range(3):\n        shared(10)\n",
     )
-    runner = _compiled(
+    runner = compiled(
         tmp_path / "runner.py",
         "def begin(shared, main):\n    shared(5)\n    own()\n    main(shared)\n    shared(5)\n"
         "def own():\n    return len(repr(list(range(4))))\n",

@@ -111,7 +111,8 @@ def ridden(rider: dict[str, Any] | None, cpu: Pass, doc: Document) -> tuple[Pass
         f"recorded in the cpu pass's run, one run of the script fewer: the sample pass found "
         f"{share:.1%} of the run in Python, and the cpu pass's instruments, cProfile's own "
         f"included, took {ratio:.2f}x the sample pass's run, recording {rate:,.0f} events a "
-        f"second ({SEPARATE_HINT})"
+        f'second; one run\'s call counts, so "passes disagree" has no second run to compare '
+        f"({SEPARATE_HINT})"
     )
     try:
         made = Pass.from_json(

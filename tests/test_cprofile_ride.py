@@ -79,10 +79,14 @@ def test_a_script_whose_time_is_in_c_gets_its_cprofile_table_from_the_cpu_pass()
         top = max(table.functions, key=lambda f: f.tottime_s)
         assert top.function == "<built-in method time.sleep>", top
         assert top.tottime_s >= 1.1
-    # the first line the user sees is the same either way
+    # the first line the user sees is the same either way, and so are the calls its hover
+    # lists (cProfile's calls made from it)
     hot = marker_line("ops_bound.py")
-    assert (doc.ranking and doc.ranking.lines[0].line) == hot
-    assert (alone.ranking and alone.ranking.lines[0].line) == hot
+    assert doc.ranking is not None and alone.ranking is not None
+    first, first_alone = doc.ranking.lines[0], alone.ranking.lines[0]
+    assert first.line == first_alone.line == hot
+    assert [(c.name, c.count) for c in first.calls] == [(c.name, c.count) for c in first_alone.calls]
+    assert [(c.name, c.count) for c in first.calls] == [("sleep", 12)]
 
 
 def test_one_run_is_not_compared_with_itself_for_passes_disagree() -> None:

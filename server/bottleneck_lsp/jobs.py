@@ -115,7 +115,7 @@ class Job:
         self._inductor = False  # and inductor's code generator (the script calls torch.compile)
         # The cprofile pass rides in the cpu pass's run (cprofileride.py); and, when it runs
         # alone after all, why
-        self._ride = ""  # "riding" (until the cpu pass ends), "rode" (its table kept)
+        self._riding = False  # until the cpu pass ends
         self._alone_note = ""
 
     def use_forks(self, forks: ForkServer | None) -> None:
@@ -182,7 +182,7 @@ class Job:
             await self._ready_compiler_stack()
             stop_reason = ""
             for index, name in enumerate(planned):
-                if name == "cprofile" and self._ride == "riding":
+                if name == "cprofile" and self._riding:
                     continue  # no run of its own: the cpu pass records its table
                 rider = None
                 part = self._skip_reason(name, doc, stop_reason)
@@ -222,7 +222,7 @@ class Job:
                     if name == "cprofile" and self._alone_note:
                         part.notes.append(self._alone_note)
                         self._alone_note = ""
-                if name == "cpu" and self._ride == "riding":
+                if name == "cpu" and self._riding:
                     self._place_ridden(rider, part, doc, planned, index)
                 if not part.omit:
                     doc.passes.append(part)
@@ -233,8 +233,7 @@ class Job:
                 if name == "sample" and "cprofile" in planned[index + 1 :]:
                     # decided before the progress says how many passes are left
                     later = planned[planned.index("cprofile", index) + 1 :]
-                    if self._may_ride(doc, later, stop_reason):
-                        self._ride = "riding"
+                    self._riding = self._may_ride(doc, later, stop_reason)
                 if part.status != "skipped":
                     counted = self._counted(planned, doc, stop_reason)
                     event = JobEvent("pass_end", name, counted.index(name), len(counted), part.status)
@@ -265,12 +264,11 @@ class Job:
     def _place_ridden(self, rider: Any, cpu: Pass, doc: Document, planned: list[str], index: int) -> None:
         """The cprofile pass the cpu pass recorded goes before it in the document, as if it
         had run in its turn; or the cprofile pass runs alone next, and says why."""
+        self._riding = False
         made, why = cprofileride.ridden(rider if isinstance(rider, dict) else None, cpu, doc)
         if made is not None:
-            self._ride = "rode"
             doc.passes.append(made)
             return
-        self._ride = ""
         planned.insert(index + 1, "cprofile")
         self._alone_note = f"run after the cpu pass, alone: {why}"
 
@@ -408,12 +406,13 @@ class Job:
         """The passes progress counts ("pass 2/3"): the planned ones less those left out,
         and less the cprofile pass that rides in the cpu pass's run; one planned again (the
         cprofile pass, alone after all) counts where it runs."""
+        ridden = self._riding or any(p.within is not None for p in doc.passes)
         return [
             n
             for i, n in enumerate(planned)
             if n not in planned[i + 1 :]
             and not self._left_out(n, doc, bool(stop_reason))
-            and not (n == "cprofile" and self._ride)
+            and not (n == "cprofile" and ridden)
         ]
 
     def _runner_args(
@@ -434,7 +433,7 @@ class Job:
             environment=first,
             exact_lines=spec.exact_lines,
             count_entries=counts_entries(name, spec.passes),
-            with_cprofile=name == "cpu" and self._ride == "riding",
+            with_cprofile=name == "cpu" and self._riding,
             compiler_stack=self._compiler_stack,
             inductor=self._inductor,
             event_budget=spec.event_budget,

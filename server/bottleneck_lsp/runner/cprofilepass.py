@@ -10,6 +10,7 @@ import time
 from typing import Any
 
 from . import callsites
+from .entrycount import Entry, profile_entries
 from .ownstats import through_runner, without_runner
 from .paths import FileClassifier, is_runner_file
 from .units import share
@@ -53,14 +54,10 @@ class CProfilePass:
         if not self.stopped:
             self.stopped = time.perf_counter()
 
-    def entries(self) -> list[tuple[str, int, str, int]]:
-        """(file name, first line, function, entries) of each user function entered, as
-        ``entrycount.EntryCounter`` gives them (this profiler in its place)."""
-        return [
-            (e.code.co_filename, e.code.co_firstlineno, e.code.co_name, e.callcount)
-            for e in self.profiler.getstats()
-            if not isinstance(e.code, str) and e.callcount and self.files.is_user(e.code.co_filename)
-        ]
+    def entries(self) -> list[Entry]:
+        """Entries into the user's functions, as ``entrycount.EntryCounter`` gives them
+        (this profiler in its place)."""
+        return profile_entries(self.profiler, lambda code: self.files.is_user(code.co_filename))
 
     def finish(self) -> dict[str, Any]:
         import pstats

@@ -108,12 +108,18 @@ class EntryCounter:
     def entries(self) -> list[Entry]:
         """(file name, first line, function, entries) of each user function entered."""
         if self._profile is not None:
-            return [
-                (e.code.co_filename, e.code.co_firstlineno, e.code.co_name, e.callcount)
-                for e in self._profile.getstats()
-                if not isinstance(e.code, str) and e.callcount and self.is_user(e.code)
-            ]
+            return profile_entries(self._profile, self.is_user)
         return [(c.co_filename, c.co_firstlineno, c.co_name, n) for c, n in self._counts.values() if n]
+
+
+def profile_entries(profile: Any, is_user: Callable[[CodeType], bool]) -> list[Entry]:
+    """(file name, first line, function, entries) of each user function a
+    ``cProfile.Profile`` saw entered."""
+    return [
+        (e.code.co_filename, e.code.co_firstlineno, e.code.co_name, e.callcount)
+        for e in profile.getstats()
+        if not isinstance(e.code, str) and e.callcount and is_user(e.code)
+    ]
 
 
 def _free_tool(mon: Any) -> int | None:

@@ -79,8 +79,12 @@ def through_runner(stats: dict[Key, Any], is_runner: Callable[[str], bool]) -> d
         key: [cc, nc, tt, ct, dict(callers)] for key, (cc, nc, tt, ct, callers) in stats.items()
     }
     inside = {key for key in stats if is_runner(key[0])}
-    calls_in = {caller for key in inside for caller in stats[key][4] if caller not in inside}
-    for key in calls_in:
+    entered: dict[Key, float] = {}  # a function outside -> the time it spent in them
+    for key in inside:
+        for caller, (_nc, _cc, _tt, edge_ct) in stats[key][4].items():
+            if caller not in inside:
+                entered[caller] = entered.get(caller, 0.0) + edge_ct
+    for key, spent in entered.items():
         row = out.get(key)
         if row is None:  # a caller without a row of its own (not seen returning)
             continue
@@ -90,7 +94,7 @@ def through_runner(stats: dict[Key, Any], is_runner: Callable[[str], bool]) -> d
                 row[1] -= row[4].pop(caller)[0]
             row[0] = min(row[0], row[1])
         else:  # entered them without a call cProfile saw: their time is its own
-            row[2] += sum(stats[entered][4][key][3] for entered in inside if key in stats[entered][4])
+            row[2] += spent
     # (a function both they and the script called, and that does not enter them, keeps the
     # script's part only: without_runner subtracts theirs)
     return {key: (cc, nc, tt, ct, callers) for key, (cc, nc, tt, ct, callers) in out.items()}

@@ -218,7 +218,8 @@ def test_the_splice_reads_as_the_scripts_table_without_the_mode(tmp_path: Path) 
         "    for _ in range(20):\n"
         "        step(a, b)\n",
     )
-    a, b = torch.randn(300, 300), torch.randn(300, 300)
+    a, b = torch.randn(600, 600), torch.randn(600, 600)
+    user["main"](a, b)  # first calls' one-time work (allocator, thread pool) before any table
 
     def table(with_mode: bool) -> dict[Any, Any]:
         profile = cProfile.Profile()
@@ -250,10 +251,11 @@ def test_the_splice_reads_as_the_scripts_table_without_the_mode(tmp_path: Path) 
     for name in ("main", "step", relu, ident):
         assert spliced[name][:2] == plain[name][:2], (name, spliced[name][:2], plain[name][:2])
     assert naive[relu][:2] != plain[relu][:2]
-    # time: the operator's matmul is step's own time, as without the mode; relu's own time
-    # holds its op (the naive table dropped both with the handler)
-    assert spliced["step"][2] > 0.5 * spliced["main"][3], spliced["step"]
-    assert plain["step"][2] > 0.5 * plain["main"][3], plain["step"]
-    assert naive["step"][2] < 0.2 * naive["main"][3], naive["step"]
+    # time: the operator's matmul (n^3 work, against n^2 for relu and sum) is step's own
+    # time, as without the mode: the row with the most own time; the naive table dropped it
+    # with the handler, leaving step its few lines of Python
+    assert max(plain, key=lambda name: plain[name][2]) == "step", plain["step"]
+    assert max(spliced, key=lambda name: spliced[name][2]) == "step", spliced["step"]
+    assert naive["step"][2] < 0.1 * spliced["step"][2], (naive["step"], spliced["step"])
     total = sum(v[2] for v in spliced.values())
     assert 0.8 * spliced["main"][3] <= total <= 1.05 * spliced["main"][3]

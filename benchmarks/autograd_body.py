@@ -17,7 +17,12 @@ that every way times a warm body), alternating, medians of the runs:
   session 26 and still its counter on Python 3.10 and 3.11;
 - ``cpu pass``: ``+ranges`` and the pass's own counter (``runner/entrycount.py``:
   ``sys.monitoring`` on 3.12 and later, where it skips code that is not the user's; the
-  same cProfile counter before): the cpu pass's instruments, all of them.
+  same cProfile counter before): the cpu pass's instruments, all of them;
+- ``+line tracer`` (``--ways`` adds it; it adds to ``profiler``): instead of the mode and
+  the counter, the prototype of ``line_marks.py`` (which also checks that it names the same
+  lines): a tracer on the user's code that marks each line the user's frames move to with a
+  zero-length profiler range, and counts their function entries. It pays per line of the
+  user's that runs, not per torch call.
 
 Per way: the body (the profiler's stop not included) against the bare body, and the cost
 per torch call (the marker's count) over the way it adds to. Run it with each interpreter
@@ -41,6 +46,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from line_marks import TRACER
 from line_source import PRELUDE, one
 
 HERE = Path(__file__).resolve().parent
@@ -48,8 +54,9 @@ WORKLOADS = ("vae", "lstm_lm", "rnn_classifier")
 WAYS = ("bare", "profiler", "+mode", "+ranges", "+cProfile counter", "cpu pass")
 # --ways may add the counters alone, without profiler or marker: their own cost, less noisy
 ALONE = ("cProfile counter alone", "counter alone")
+LINE_TRACER = "+line tracer"
 ADDS_TO = {"profiler": "bare", "+mode": "profiler", "+ranges": "+mode", "+cProfile counter": "+ranges"}
-ADDS_TO.update({"cpu pass": "+ranges", ALONE[0]: "bare", ALONE[1]: "bare"})
+ADDS_TO.update({"cpu pass": "+ranges", ALONE[0]: "bare", ALONE[1]: "bare", LINE_TRACER: "profiler"})
 
 CHILD = (
     PRELUDE
@@ -77,10 +84,19 @@ if way in ("+cProfile counter", "cProfile counter alone"):
     counter = cProfile.Profile(subcalls=False, builtins=False)
 elif way in ("cpu pass", "counter alone"):
     counter = EntryCounter(lambda code: files.resolve(code.co_filename) is not None)
+tracing = way == "+line tracer"
+if tracing:
+"""
+    + "\n".join("    " + line if line else "" for line in TRACER.splitlines())
+    + r"""
 begin = time.perf_counter()
 if counter is not None:
     counter.enable()
+if tracing:
+    start()
 runpy.run_path(script, run_name="__main__")
+if tracing:
+    stop()
 if counter is not None:
     counter.disable()
 body = time.perf_counter() - begin
@@ -102,7 +118,9 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument(
-        "--ways", default=",".join(WAYS), help=f"comma-separated, bare first; also: {', '.join(ALONE)}"
+        "--ways",
+        default=",".join(WAYS),
+        help=f"comma-separated, bare first; also: {', '.join((*ALONE, LINE_TRACER))}",
     )
     parser.add_argument("--args", default="", help="the script's arguments (a script's path given)")
     parser.add_argument("--cwd", default=None, help="where the script runs (default: its folder)")
@@ -111,7 +129,7 @@ def main() -> None:
     ns = parser.parse_args()
     env = dict(item.split("=", 1) for item in ns.env)
     ways = ["bare", *(w for w in ns.ways.split(",") if w and w != "bare")]
-    unknown = [w for w in ways if w not in (*WAYS, *ALONE)]
+    unknown = [w for w in ways if w not in (*WAYS, *ALONE, LINE_TRACER)]
     if unknown:
         parser.error(f"--ways: unknown {', '.join(unknown)}")
     missing = [f"{w} needs {ADDS_TO[w]}" for w in ways[1:] if ADDS_TO[w] not in ways]

@@ -38,9 +38,8 @@ import platform
 import statistics
 import sys
 from pathlib import Path
-from typing import Any
 
-from line_source import PRELUDE, one
+from line_source import PRELUDE, alternate
 
 HERE = Path(__file__).resolve().parent
 WORKLOADS = ("rnn_classifier", "vae", "lstm_lm")
@@ -236,10 +235,7 @@ def main() -> None:
     print("| --- | --- | --- | --- | --- |")
     for name in ns.workloads:
         script = HERE / "workloads" / f"{name}.py"
-        found: dict[str, list[dict[str, Any]]] = {way: [] for way in WAYS}
-        for _ in range(ns.runs):
-            for way in WAYS:
-                found[way].append(one(way, script, CHILD))
+        found = alternate(WAYS, script, ns.runs, CHILD)
         for way in WAYS:
             runs = found[way]
             ratio = statistics.median(run["body"] / run["bare"] for run in runs)

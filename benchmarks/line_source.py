@@ -30,6 +30,7 @@ import statistics
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 WORKLOADS = ("vae", "lstm_lm", "rnn_classifier", "train_small")
@@ -137,6 +138,15 @@ def one(
     return found
 
 
+def alternate(ways: tuple[str, ...], script: Path, rounds: int, child: str = CHILD) -> dict[str, list[Any]]:
+    """``rounds`` rounds of every way in turn (``one``): each way's results, in order."""
+    found: dict[str, list[Any]] = {way: [] for way in ways}
+    for _ in range(rounds):
+        for way in ways:
+            found[way].append(one(way, script, child))
+    return found
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=3)
@@ -149,10 +159,7 @@ def main() -> None:
     print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     for name in ns.workloads:
         script = HERE / "workloads" / f"{name}.py"
-        runs: dict[str, list[dict[str, float]]] = {way: [] for way in WAYS}
-        for _ in range(ns.runs):
-            for way in WAYS:
-                runs[way].append(one(way, script))
+        runs = alternate(WAYS, script, ns.runs)
 
         def med(way: str, key: str, runs: dict[str, list[dict[str, float]]] = runs) -> float:
             return statistics.median(r[key] for r in runs[way])

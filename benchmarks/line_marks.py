@@ -21,12 +21,14 @@ first, the body run once unprofiled before the timed one), alternating:
   the pass, its entry counter (``runner/entrycount.py``);
 - ``marks``: the prototype tracer.
 Per way: the profiled body against the bare body (timed in the same interpreter before), and
-each line's share of the op time (a range's duration, or an op's charged to the line marked
-before it): the two ways should name the same lines with about the same shares. The walk
-here reads the event tree's top-level events, descends into ``record_function`` ranges (the
-optimizer's step, the user's blocks) and into events holding marks, and charges each op in
-full: what the real walk (``runner/attribution.py``) would need, less its detail (own time
-by op, backward links, memory).
+each line's share of the op time: the two ways should name the same lines with about the
+same shares. Measured (docs/performance.md, "Lines from line marks"): they do, and the marks
+cost 21-60x the bare body where the user's own Python loops run hot; not built. The walk
+here charges each op's own time (less its children's) to its innermost range's line, or to
+the line marked last before it on its thread, and ``record_function`` ranges (the
+optimizer's step, the user's blocks) to no line: the real walk (``runner/attribution.py``)
+less its detail (backward links, memory, torch.compile's ranges). The ranges way also marks TorchScript calls
+(``ScriptCallMarker``), as the pass does.
 
 Usage: .venv/bin/python benchmarks/line_marks.py [--runs N] [workload ...]
 """
@@ -135,7 +137,7 @@ CHILD = (
 import collections
 from bottleneck_lsp.runner.entrycount import EntryCounter
 from bottleneck_lsp.runner.lineranges import LineRanges
-from bottleneck_lsp.runner.linemarker import make_line_marker
+from bottleneck_lsp.runner.linemarker import ScriptCallMarker, make_line_marker
 from bottleneck_lsp.runner.paths import FileClassifier
 
 files = FileClassifier([folder], search_dirs=sys.path)
@@ -147,14 +149,17 @@ profiler = torch.autograd.profiler.profile()
 if way == "ranges":
     ranges = LineRanges(files)
     marker = make_line_marker(torch, 0, lambda why: None, None, ranges)
+    script_calls = ScriptCallMarker(torch, ranges)
     counter = EntryCounter(lambda code: files.resolve(code.co_filename) is not None)
     profiler.__enter__()
     marker.__enter__()
+    script_calls.__enter__()
     begin = time.perf_counter()
     counter.enable()
     runpy.run_path(script, run_name="__main__")
     counter.disable()
     body = time.perf_counter() - begin
+    script_calls.__exit__(None, None, None)
     marker.__exit__(None, None, None)
     profiler.__exit__(None, None, None)
     lines = {name: f"{os.path.basename(site[0])}:{site[1]}" for name, site in ranges.table.items()}
@@ -173,18 +178,6 @@ else:
 
 tree = profiler.kineto_results.experimental_event_tree()
 by_line = collections.Counter()
-marked = set()  # ids of events holding a mark (the marks way descends into these only)
-
-
-def holds_mark(event):
-    found = event.name in lines
-    for child in event.children:
-        found = holds_mark(child) or found
-    if found:
-        marked.add(id(event))
-    return found
-
-
 current = {}  # thread -> the line marked last
 
 
@@ -198,24 +191,29 @@ def scope(event):
     return getattr(fields, "scope", None) == USER_SCOPE
 
 
-def visit(event):
+def visit(event, line=None):
+    # An op's own time (less its children's) is its line's: for ranges, the innermost
+    # range's (ranges nest: a closure's calls inside the optimizer's step); for marks, the
+    # line marked last before it on its thread (marks nest in ops too: a closure's, a
+    # custom backward's).
     if event.name in lines:
         if way == "ranges":
-            by_line[lines[event.name]] += event.duration_time_ns
+            for child in event.children:
+                visit(child, lines[event.name])
         else:
             current[event.start_tid] = lines[event.name]
         return
-    if way == "ranges" or id(event) in marked or scope(event):
-        for child in sorted(event.children, key=lambda e: e.start_time_ns):
-            visit(child)
-    elif event.start_tid in current:
-        by_line[current[event.start_tid]] += event.duration_time_ns
+    children = sorted(event.children, key=lambda e: e.start_time_ns)
+    if not scope(event):
+        charged = line if way == "ranges" else current.get(event.start_tid)
+        if charged is not None:
+            by_line[charged] += event.duration_time_ns - sum(c.duration_time_ns for c in children)
+        line = charged
+    for child in children:
+        visit(child, line)
 
 
 roots = sorted(tree, key=lambda e: e.start_time_ns)
-if way == "marks":
-    for root in roots:
-        holds_mark(root)
 for root in roots:
     visit(root)
 total = sum(by_line.values()) or 1
@@ -228,20 +226,31 @@ print(json.dumps({"body": body, "bare": bare, "top": top}))
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("workloads", nargs="*", default=list(WORKLOADS))
+    parser.add_argument("workloads", nargs="*", default=list(WORKLOADS), help="ours (vae) or a script's path")
     ns = parser.parse_args()
     print(f"Python {platform.python_version()}")
-    print("| workload | way | bare body | profiled / bare | top lines (share of op time) |")
-    print("| --- | --- | --- | --- | --- |")
+    print(
+        "| workload | way | bare body | profiled / bare | top lines (share of op time) "
+        "| first line as ranges' |"
+    )
+    print("| --- | --- | --- | --- | --- | --- |")
+    same = 0
     for name in ns.workloads:
-        script = HERE / "workloads" / f"{name}.py"
+        script = Path(name).resolve() if name.endswith(".py") else HERE / "workloads" / f"{name}.py"
         found = alternate(WAYS, script, ns.runs, CHILD)
+        firsts = {way: [run["top"][0][0] if run["top"] else None for run in found[way]] for way in WAYS}
+        agree = all(mark == firsts["ranges"][-1] for mark in firsts["marks"])
+        same += agree
         for way in WAYS:
             runs = found[way]
             ratio = statistics.median(run["body"] / run["bare"] for run in runs)
             bare = statistics.median(run["bare"] for run in runs)
-            top = ", ".join(f"{line} {share:.0f}%" for line, share in runs[-1]["top"])
-            print(f"| {name} | {way} | {bare:.2f} s | {ratio:.2f}x | {top} |")
+            top = ", ".join(f"{line} {share:.0f}%" for line, share in runs[-1]["top"]) or "(no op)"
+            verdict = (
+                ("yes" if agree else f"no: {', '.join(map(str, firsts['marks']))}") if way == "marks" else ""
+            )
+            print(f"| {script.stem} | {way} | {bare:.2f} s | {ratio:.2f}x | {top} | {verdict} |")
+    print(f"\nthe marks' first line is the ranges' (last run) in every run: {same} of {len(ns.workloads)}")
     sys.stdout.flush()
 
 

@@ -1,6 +1,6 @@
 """A prototype for the cpu pass: the user's lines from line marks rather than from the line
 marker's per-call ranges (issue: our autograd pass at most 2x the bare body). Measured side
-by side in one run, not a test; nothing in the package uses it yet.
+by side in one run, not a test; nothing in the package uses it.
 
 Today the cpu pass's line marker (a TorchFunctionMode, ``runner/linemarker.py``) runs every
 torch call made from Python inside a profiler range named after the user's line: it costs
@@ -27,8 +27,8 @@ cost 21-60x the bare body where the user's own Python loops run hot; not built. 
 here charges each op's own time (less its children's) to its innermost range's line, or to
 the line marked last before it on its thread, and ``record_function`` ranges (the
 optimizer's step, the user's blocks) to no line: the real walk (``runner/attribution.py``)
-less its detail (backward links, memory, torch.compile's ranges). The ranges way also marks TorchScript calls
-(``ScriptCallMarker``), as the pass does.
+less its detail (backward links, memory, torch.compile's ranges). The ranges way also marks
+TorchScript calls (``ScriptCallMarker``), as the pass does.
 
 Usage: .venv/bin/python benchmarks/line_marks.py [--runs N] [workload ...]
 """

@@ -244,3 +244,41 @@ def test_on_a_terminal_the_first_pass_names_the_hot_line_before_the_others_run()
     ), lines
     assert lines[2] == "[bottleneck] pass 2/2: cpu ...", lines
     assert lines[3] == "[bottleneck] pass cpu: ok", lines  # the last pass: the report follows
+
+
+def test_duration_profiles_a_window_of_an_endless_script_in_every_pass(tmp_path: Path) -> None:
+    """--duration: each pass is stopped after the window and what it recorded is its
+    result; the next pass still runs (a --timeout would have stopped the job after the
+    first), the job ends with 0, and the report says what its figures cover."""
+    from bottleneck_lsp import report
+    from bottleneck_lsp.model import Document
+    from lsp_helpers import runner_pids
+
+    out = tmp_path / "result.json"
+    done = cli("--duration", "3", "--format", "json", "-o", str(out), str(SCRIPTS / "forever.py"))
+    assert done.returncode == 0, done.stderr.decode()[-2000:]
+    raw = json.loads(out.read_text())
+    assert validate(raw) == []
+    passes = {p["name"]: p for p in raw["passes"]}
+    assert list(passes) == ["sample", "cprofile", "cpu"]
+    for part in passes.values():
+        assert (part["status"], part["stopped_after_s"]) == ("ok", 3.0), part["name"]
+    assert passes["cpu"]["lines"][0]["line"] == marker_line("forever.py")
+    assert raw["status"] == "ok" and raw["exit_code"] == 0
+    text = report.render(Document.from_json(raw, "result"))
+    assert text.count("pass status: ok, stopped after 3 s as asked (--duration)") == 3
+    assert "Passes were stopped after 3 s (--duration)" in " ".join(text.split())
+    first = next(
+        line for line in text.splitlines() if re.match(r".*forever\.py:\d+:\d+: (warning|note):", line)
+    )
+    assert f"forever.py:{marker_line('forever.py')}:" in first
+    assert runner_pids("forever.py") == []
+
+
+def test_a_script_that_ends_within_its_window_ran_whole() -> None:
+    done = cli("--duration", "60", "--format", "json", "--passes", "sample,cpu", str(SCRIPTS / "fn_call.py"))
+    assert done.returncode == 0, done.stderr.decode()[-2000:]
+    raw = json.loads(done.stdout)
+    assert [(p["status"], "stopped_after_s" in p) for p in raw["passes"]] == [("ok", False), ("ok", False)]
+    refused = cli("--duration", "0", str(SCRIPTS / "fn_call.py"))
+    assert refused.returncode == 2 and b"'0': seconds, a number more than 0" in refused.stderr

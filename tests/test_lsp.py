@@ -326,6 +326,24 @@ async def test_a_file_with_relative_imports_runs_as_a_module(client: LanguageCli
     assert "it is in a package: it runs as python -m modpkg.sub.entry with the module argument" in str(result)
 
 
+async def test_a_duration_profiles_a_window_of_an_endless_script(client: LanguageClient) -> None:
+    """The duration argument: every pass stopped after the window, the job ends well, the
+    hot line is annotated, and the summary says the figures cover a window."""
+    result = await execute(
+        client,
+        "bottleneck.profile",
+        {"uri": uri_of("forever.py"), "duration": 3, "passes": ["sample", "cpu"]},
+    )
+    assert result["status"] == "ok" and result["exitCode"] == 0, result
+    assert result["summary"].startswith(
+        "forever.py: done (a 3 s window of the run: bottleneck.duration); top line forever.py:"
+        f"{marker_line('forever.py')} "
+    ), result["summary"]
+    diag = hot_diagnostic(client, "forever.py")
+    assert "of wall time" in diag.message and "aten::mm" in diag.message
+    assert runner_pids("forever.py") == []
+
+
 async def test_timeout_and_missing_torch_are_explained(client: LanguageClient) -> None:
     result = await execute(client, "bottleneck.profile", {"uri": uri_of("forever.py"), "timeout": 5})
     assert result["status"] == "timeout" and result["exitCode"] == 124

@@ -190,6 +190,17 @@ def test_the_distributed_settings_are_checked_as_the_command_line_checks_them() 
     assert any("'collectiveSizes': expected true or false" in p for p in bad.problems), bad.problems
 
 
+def test_the_duration_setting_takes_seconds_and_0_or_null_for_the_whole_run() -> None:
+    s = merge(Settings(), {"duration": 30})
+    assert s.duration == 30.0 and not s.problems
+    assert merge(s, {"duration": 0}).duration is None and merge(s, {"duration": None}).duration is None
+    bad = merge(s, {"duration": -1})
+    assert bad.duration == 30.0  # the good value stays
+    assert any(
+        "'duration': expected seconds (a positive number), or 0 for the whole run" in p for p in bad.problems
+    )
+
+
 def test_a_python_share_that_would_print_as_zero_is_left_out() -> None:
     row = analysis.all_rows(recorded())[0]
     wall = row.columns[analysis.WALL]

@@ -380,7 +380,12 @@ def _entries(part: Pass | None, first_line: dict[tuple[str, str], int]) -> dict[
     """A pass's entries into the user's functions, summed by (file, function name): torch
     names a generator's resumption by the line it resumes at, cProfile by its first line."""
     out: dict[tuple[str, str], int] = {}
-    if part is None or part.status != "ok" or part.event_budget is not None:
+    if (
+        part is None
+        or part.status != "ok"
+        or part.event_budget is not None
+        or part.stopped_after_s is not None
+    ):
         return out  # a pass cut short did not run (or record) the whole script
     if part.within is not None:
         return out  # recorded in another pass's run (cprofileride.py): the same counts

@@ -119,6 +119,15 @@ def add_profile_arguments(parser: argparse.ArgumentParser) -> None:
         help="stop a pass after this long; finished passes are still reported",
     )
     parser.add_argument(
+        "--duration",
+        type=_seconds,
+        default=None,
+        metavar="SECONDS",
+        help="profile a window of a long run: stop each pass after this long (its start-up "
+        "included) and report what it recorded until then; the next pass still runs, so the "
+        "job takes about one window per pass (default: every pass runs the whole script)",
+    )
+    parser.add_argument(
         "--event-budget",
         type=_count,
         default=_JOB.event_budget,

@@ -254,6 +254,7 @@ class Job:
         spec = self.spec
         return (
             not spec.separate_cprofile
+            and spec.duration is None  # time-boxed runs: each pass gets its own window
             and not spec.distributed
             and spec.exact_lines
             and not stop_reason
@@ -301,7 +302,7 @@ class Job:
                 except BaseException:
                     runner.kill()
                     raise
-            return await runner.finish(self.spec.timeout, lambda: self._stopped)
+            return await runner.finish(self.spec.timeout, lambda: self._stopped, self.spec.duration)
         finally:
             self._running = None
 

@@ -30,6 +30,9 @@ class JobSpec:
     roots: tuple[str, ...] = ()
     passes: tuple[str, ...] | None = None  # None: sample, cprofile, cpu, and cuda when available
     timeout: float | None = None  # per pass, seconds
+    # per pass, seconds: each pass is stopped then and what it recorded is its result (a
+    # window of a long run); the next pass still runs
+    duration: float | None = None
     exact_lines: bool = True
     event_budget: int = 250_000  # torch calls recorded per autograd pass; 0: no bound
     fork: bool = True  # fork every pass from one fork server: start-up paid once (forks.py)
@@ -131,6 +134,8 @@ def validate(spec: JobSpec) -> JobSpec:
         passes = tuple(p for p in PASSES if p in passes)
     if spec.timeout is not None and spec.timeout <= 0:
         raise JobError(f"Timeout must be positive, got {spec.timeout}")
+    if spec.duration is not None and spec.duration <= 0:
+        raise JobError(f"Duration must be positive, got {spec.duration}")
     if not 1 <= spec.nproc_per_node <= MAX_NPROC_PER_NODE:
         raise JobError(
             f"--nproc-per-node must be between 1 and {MAX_NPROC_PER_NODE}, got {spec.nproc_per_node}"

@@ -379,6 +379,8 @@ class Pass(Node):
     peak_rss_mb: float | None = None
     output_tail: OutputTail | None = None
     timeout_s: float | None = None
+    # --duration: stopped after this many seconds, as asked; what it recorded until then
+    stopped_after_s: float | None = None
     signal: str | None = None
     child_processes: int = 0
     prestarted: Prestarted | None = None

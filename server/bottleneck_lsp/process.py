@@ -30,6 +30,9 @@ KILL_GRACE_S = 15.0  # time for the runner to process and write partial results
 # ... once it took the stop: one that has not by then never will (the signal did not reach
 # its handler; a Python handler waits for the operator under way, seconds at most)
 TAKE_GRACE_S = 5.0
+# ... and for a pass stopped at the end of its window (--duration): its results are what was
+# asked for (a full event budget's recording took 3 s to write here after the stop)
+BOXED_GRACE_S = 60.0
 DRAIN_GRACE_S = 10.0  # time for a pass's output to reach its end once its group is gone
 _EXIT_POLL_S = 0.2  # how often ``ended`` looks at the exit status while the pipes stay open
 log = logging.getLogger(__name__)
@@ -220,9 +223,9 @@ class RunnerProcess:
         self._stopping = asyncio.ensure_future(self.stop())
         self._stopping.add_done_callback(_retrieved)
 
-    async def stop(self) -> bool:
+    async def stop(self, grace: float = KILL_GRACE_S) -> bool:
         """SIGTERM to the group, then wait for the runner: up to ``TAKE_GRACE_S`` for it to
-        take the stop (its ``STOP_TAKEN_SUFFIX`` file), then up to ``KILL_GRACE_S`` in all
+        take the stop (its ``STOP_TAKEN_SUFFIX`` file), then up to ``grace`` in all
         for what it measured; SIGKILL to the group after that. A launcher's ranks take no
         such file: the whole grace. Whether it had to be killed."""
         proc = self.proc
@@ -234,7 +237,7 @@ class RunnerProcess:
         begin = loop.time()
         while not await ended(proc, _EXIT_POLL_S):
             waited = loop.time() - begin
-            if waited >= KILL_GRACE_S or (
+            if waited >= grace or (
                 taken is not None and waited >= TAKE_GRACE_S and not os.path.exists(taken)
             ):
                 kill_runner(proc.pid)
@@ -271,17 +274,25 @@ class RunnerProcess:
         await self._settle()
 
     # -- the end ------------------------------------------------------------------------
-    async def finish(self, timeout: float | None, stopped: Callable[[], bool]) -> list[dict[str, Any]]:
+    async def finish(
+        self, timeout: float | None, stopped: Callable[[], bool], duration: float | None = None
+    ) -> list[dict[str, Any]]:
         """Wait for the pass to end, within ``timeout``, then read what it wrote: one part,
         or one per rank (``ranks``).
         ``stopped()``: whether the job was stopped meanwhile (a killed runner is then a
-        cancelled pass, not a crashed one)."""
+        cancelled pass, not a crashed one).
+        ``duration`` (``--duration``): the pass is stopped after this long, as a timeout
+        stops it, but what it recorded until then is its result ("ok", ``stopped_after_s``),
+        and the job goes on."""
         proc = self.proc
-        timed_out = False
+        timed_out = boxed = False
+        boxing = duration is not None and (timeout is None or duration < timeout)
         try:
-            if not await ended(proc, timeout):
-                timed_out = True
-                if await self.stop():
+            if not await ended(proc, duration if boxing else timeout):
+                timed_out = not boxing
+                boxed = boxing
+                # (a launcher's ranks take no stop file, so a deaf one would hold the whole grace)
+                if await self.stop(BOXED_GRACE_S if boxed and self.ranks is None else KILL_GRACE_S):
                     # A rank deaf to SIGTERM (deadlocked where no handler runs) outlives its
                     # launcher, which ends it no more: it goes now, with the launcher.
                     self._kill_ranks()
@@ -305,7 +316,14 @@ class RunnerProcess:
             else [self._read_part(rank_part(self.out, rank), rank) for rank in ranks]
         )
         for part in parts:
-            if timed_out and (ranks is None or part["status"] in ("terminated", "crashed")):
+            if boxed and part["status"] == "terminated":
+                part["status"] = "ok"  # it ran as long as it was asked to
+                part["stopped_after_s"] = duration
+            elif boxed and (ranks is None or part["status"] == "crashed"):
+                # it did not take the stop (nothing written): a timeout, as without the box
+                part["status"] = "timeout"
+                part["timeout_s"] = duration
+            elif timed_out and (ranks is None or part["status"] in ("terminated", "crashed")):
                 # (a rank that had ended on its own keeps what it ended with)
                 part["status"] = "timeout"
                 part["timeout_s"] = timeout

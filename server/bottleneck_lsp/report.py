@@ -40,6 +40,13 @@ def banner(doc: Document) -> list[str]:
         return [BANNER, "", "No pass ran.", ""]
     how = ", ".join(ran[:-1]) + (" and " if len(ran) > 1 else "") + ran[-1]
     text = f"Your script ran once per pass, each in a process of its own: {how}."
+    boxed = sorted({p.stopped_after_s for p in doc.passes if p.stopped_after_s is not None})
+    if boxed:
+        text += (
+            f" Passes were stopped after {boxed[-1]:g} s (--duration): their figures cover"
+            " what ran until then, a window that each pass, at its own speed, took further or"
+            " less far into the script."
+        )
     lines = [BANNER, "", *textwrap.wrap(text, 80)]
     lines.append("Costs are charged to the exact lines of your files that caused them.")
     if "cuda" in [p.name for p in doc.passes if p.status != "skipped"]:
@@ -99,6 +106,10 @@ def _status_line(part: Pass) -> str:
         text += f", exit code {part.exit_code}"
     if part.status == "timeout":
         text += f" after {part.timeout_s} s (partial results where the profiler could stop)"
+    if part.stopped_after_s is not None:
+        text += (
+            f", stopped after {part.stopped_after_s:g} s as asked (--duration): what it recorded until then"
+        )
     if part.wall_s is not None:
         text += f"; {part.wall_s:.2f} s in the pass"
     startup = part.startup

@@ -39,7 +39,7 @@ export class ServerController implements vscode.Disposable {
   ) {}
 
   /** The settings as they apply to `resource`: its workspace folder's values for the
-   * resource-scoped ones (interpreter, args, cwd, passes, timeout, nprocPerNode, torchrunArgs,
+   * resource-scoped ones (interpreter, args, cwd, passes, timeout, duration, nprocPerNode, torchrunArgs,
    * collectiveSizes). Without a resource, the window's values: what the server-wide
    * (window-scoped) settings are read from. */
   settings(resource?: vscode.Uri): ExtensionSettings {

@@ -18,6 +18,7 @@ export interface ExtensionSettings {
   cwd: string;
   passes: Pass[];
   timeout: number;
+  duration: number;
   nprocPerNode: number;
   torchrunArgs: string[];
   collectiveSizes: boolean;
@@ -45,6 +46,7 @@ const isBool = (v: unknown): v is boolean => typeof v === "boolean";
 const fraction = (v: unknown): v is number => typeof v === "number" && v >= 0 && v <= 1;
 const count = (v: unknown): v is number => typeof v === "number" && Number.isInteger(v) && v >= 0;
 const positive = (v: unknown): v is number => typeof v === "number" && v > 0;
+const seconds = (v: unknown): v is number => typeof v === "number" && v >= 0; // 0: none
 const nproc = (v: unknown): v is number =>
   typeof v === "number" && Number.isInteger(v) && v >= NPROC.minimum && v <= NPROC.maximum;
 const strings = (v: unknown): v is string[] => Array.isArray(v) && v.every(isString);
@@ -59,6 +61,7 @@ const VALID: { [K in keyof ExtensionSettings]: (v: unknown) => v is ExtensionSet
   cwd: isString,
   passes,
   timeout: positive,
+  duration: seconds,
   nprocPerNode: nproc,
   torchrunArgs: strings,
   collectiveSizes: isBool,
@@ -157,12 +160,12 @@ export function expandFolder(value: string, folder: string | undefined): string 
  * package.json: the server takes them only here), and `python`, the interpreter the server
  * process runs on, as the script's interpreter for requests that name none.
  *
- * The per-folder settings (args, cwd, passes, timeout, the distributed job's nprocPerNode,
+ * The per-folder settings (args, cwd, passes, timeout, duration, the distributed job's nprocPerNode,
  * torchrunArgs and collectiveSizes, and the script's interpreter) travel with each request
  * (profileRequest). The server falls back to its own values when a request leaves one out
  * or sends it empty, so these are sent neutral: an empty
  * `passes` or `cwd` in one folder must mean "all passes" / "the folder holding the script",
- * not another folder's value. timeout and the distributed ones are never left out of a
+ * not another folder's value. timeout, duration and the distributed ones are never left out of a
  * request, so the window's values here only cover requests from other clients. */
 export function serverSettings(settings: ExtensionSettings, python: string): Record<string, unknown> {
   return {
@@ -171,6 +174,7 @@ export function serverSettings(settings: ExtensionSettings, python: string): Rec
     cwd: null,
     passes: null,
     timeout: settings.timeout,
+    duration: settings.duration,
     nprocPerNode: settings.nprocPerNode,
     torchrunArgs: [...settings.torchrunArgs],
     collectiveSizes: settings.collectiveSizes,
@@ -194,6 +198,7 @@ export interface ProfileRequest {
   args: string[];
   python: string;
   timeout: number;
+  duration: number;
   nprocPerNode: number;
   torchrunArgs: string[];
   collectiveSizes: boolean;
@@ -217,6 +222,7 @@ export function profileRequest(
     python,
     timeout: settings.timeout,
     // always sent, like timeout: the folder's values, never another's
+    duration: settings.duration,
     nprocPerNode: settings.nprocPerNode,
     torchrunArgs: [...settings.torchrunArgs],
     collectiveSizes: settings.collectiveSizes,

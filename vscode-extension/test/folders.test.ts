@@ -18,7 +18,7 @@ const folders: Partial<Record<string, Record<string, unknown>>> = {
     torchrunArgs: ["--max-restarts", "1"],
     collectiveSizes: true,
   },
-  "/ws/text": { passes: [], args: ["--epochs", "1"], timeout: 30 },
+  "/ws/text": { passes: [], args: ["--epochs", "1"], timeout: 30, duration: 20 },
 };
 const configFor = (folder: string | undefined) => (key: string) =>
   folder !== undefined && key in (folders[folder] ?? {}) ? folders[folder]?.[key] : windowValues[key];
@@ -36,6 +36,7 @@ test("two folders with different passes and interpreters: each request has its o
     args: [],
     python: "/ws/vision/.venv/bin/python", // the folder's setting wins over the Python extension
     timeout: 120, // not set in the folder: the window's value
+    duration: 0, // package.json's default: the whole run
     nprocPerNode: 4, // the folder's torchrun job
     torchrunArgs: ["--max-restarts", "1"],
     collectiveSizes: true,
@@ -48,6 +49,7 @@ test("two folders with different passes and interpreters: each request has its o
     args: ["--epochs", "1"],
     python: "/usr/bin/python3.11", // no setting there: the Python extension's interpreter for it
     timeout: 30,
+    duration: 20, // the folder's window
     nprocPerNode: 1, // set only in the other folder: package.json's default, a single process
     torchrunArgs: [],
     collectiveSizes: false,
@@ -82,6 +84,7 @@ test("a script outside every folder: the window's settings, package.json's defau
     args: DEFAULTS.args,
     python: "/usr/bin/python3.11",
     timeout: 120,
+    duration: DEFAULTS.duration,
     nprocPerNode: DEFAULTS.nprocPerNode,
     torchrunArgs: DEFAULTS.torchrunArgs,
     collectiveSizes: DEFAULTS.collectiveSizes,

@@ -28,6 +28,8 @@ class ProfileArguments:
     cwd: str | None = None
     python: str | None = None
     timeout: float | None = None
+    # seconds: stop each pass then and keep what it recorded; 0: the whole run; unset: the setting
+    duration: float | None = None
     nprocPerNode: int | None = None  # noqa: N815 - the JSON key, as the other settings
     torchrunArgs: list[str] | None = None  # noqa: N815
     collectiveSizes: bool | None = None  # noqa: N815

@@ -57,6 +57,7 @@ def job_spec(settings: Settings, workspace: Workspace, arguments: ProfileArgumen
         roots=roots,
         passes=passes,
         timeout=arguments.timeout if arguments.timeout is not None else settings.timeout,
+        duration=(arguments.duration or None) if arguments.duration is not None else settings.duration,
         exact_lines=settings.exact_lines,
         separate_cprofile=settings.separate_cprofile,
         event_budget=settings.event_budget,

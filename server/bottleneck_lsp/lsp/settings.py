@@ -24,6 +24,7 @@ class Settings:
     cwd: str | None = None  # default: the workspace folder holding the script, else its folder
     passes: tuple[str, ...] | None = None  # None: sample, cprofile, cpu, and cuda when available
     timeout: float = 600.0  # seconds per pass (the CLI has none: an editor's job must end)
+    duration: float | None = None  # seconds: stop each pass then, keep what it recorded (0/None: whole run)
     min_share: float = _THRESHOLDS.min_share
     warning_share: float = _THRESHOLDS.warning_share
     memory_share: float = _THRESHOLDS.min_memory_share
@@ -60,6 +61,7 @@ _KEYS = {
     "cwd": "cwd",
     "passes": "passes",
     "timeout": "timeout",
+    "duration": "duration",
     "minShare": "min_share",
     "warningShare": "warning_share",
     "memoryShare": "memory_share",
@@ -75,6 +77,15 @@ _KEYS = {
     "torchrunArgs": "torchrun_args",
     "collectiveSizes": "collective_sizes",
 }
+
+
+def _duration(value: Any) -> float | None:
+    """``duration``: seconds per pass, or 0 or null for the whole run."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        raise ValueError("expected seconds (a positive number), or 0 for the whole run")
+    return float(value) or None
 
 
 def _convert(name: str, value: Any) -> Any:
@@ -106,6 +117,8 @@ def _convert(name: str, value: Any) -> Any:
         if problem:
             raise ValueError(problem)
         return tuple(value)
+    if name == "duration":
+        return _duration(value)
     if name in ("timeout", "warm_idle_minutes"):
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
             raise ValueError("expected a positive number")

@@ -282,3 +282,23 @@ def test_a_script_that_ends_within_its_window_ran_whole() -> None:
     assert [(p["status"], "stopped_after_s" in p) for p in raw["passes"]] == [("ok", False), ("ok", False)]
     refused = cli("--duration", "0", str(SCRIPTS / "fn_call.py"))
     assert refused.returncode == 2 and b"'0': seconds, a number more than 0" in refused.stderr
+
+
+def test_a_window_that_ends_a_run_with_dataloader_workers_reports_no_error_of_theirs(tmp_path: Path) -> None:
+    """The stop goes to the runner first and to the script's own processes only once the
+    runner has written its results: DataLoader workers stopped first made the main thread
+    raise "DataLoader worker ... is killed by signal: Terminated", the report's first line
+    (seen on pytorch/examples' imagenet with --dummy). Both a window and a timeout."""
+    from lsp_helpers import runner_pids
+
+    script = str(SCRIPTS / "loader_forever.py")
+    for options, status, code in ((["--duration", "4"], "ok", 0), (["--timeout", "4"], "timeout", 124)):
+        out = tmp_path / "result.json"
+        done = cli(*options, "--passes", "sample,cpu", "--format", "json", "-o", str(out), script)
+        assert done.returncode == code, done.stderr.decode()[-2000:]
+        raw = json.loads(out.read_text())
+        first = raw["passes"][0]
+        assert first["status"] == status and "error" not in first, (options, first.get("error"))
+        assert b"is killed by signal" not in done.stderr, done.stderr.decode()[-2000:]
+        assert raw["ranking"]["lines"][0]["line"] == marker_line("loader_forever.py"), options
+        assert runner_pids("loader_forever.py") == []

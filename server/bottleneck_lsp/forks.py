@@ -188,6 +188,9 @@ class ForkServer:
                 log.exception("fork server: on_lost")
         if self._pending is not None and not self._pending.done():
             self._pending.set_exception(ForkServerError("the fork server ended"))
+            # retrieved here too: a spawn cancelled while it waited (a restarted job) no
+            # longer awaits it, and asyncio would print "exception was never retrieved"
+            self._pending.exception()
         children, self._children = self._children, {}
         for pid in children:
             kill_group(pid, signal.SIGKILL)

@@ -224,14 +224,26 @@ class RunnerProcess:
         self._stopping.add_done_callback(_retrieved)
 
     async def stop(self, grace: float = KILL_GRACE_S) -> bool:
-        """SIGTERM to the group, then wait for the runner: up to ``TAKE_GRACE_S`` for it to
-        take the stop (its ``STOP_TAKEN_SUFFIX`` file), then up to ``grace`` in all
-        for what it measured; SIGKILL to the group after that. A launcher's ranks take no
-        such file: the whole grace. Whether it had to be killed."""
+        """SIGTERM to the runner (to a launcher's whole group), then wait for the runner: up
+        to ``TAKE_GRACE_S`` for it to take the stop (its ``STOP_TAKEN_SUFFIX`` file), then up
+        to ``grace`` in all for what it measured; SIGKILL to the group after that. A
+        launcher's ranks take no such file: the whole grace. Whether it had to be killed.
+
+        The script's own processes get no SIGTERM before the runner has written its results
+        (``finish`` SIGKILLs the group then): a DataLoader's workers ended first made the
+        script's main thread raise "DataLoader worker (pid N) is killed by signal:
+        Terminated" (torch's SIGCHLD handler) before the runner's stop, and that error
+        became the report's first line."""
         proc = self.proc
         if proc.returncode is not None:
             return False
-        kill_group(proc.pid, signal.SIGTERM)
+        if self.ranks is None:
+            try:
+                os.kill(proc.pid, signal.SIGTERM)
+            except (ProcessLookupError, PermissionError):
+                pass
+        else:
+            kill_group(proc.pid, signal.SIGTERM)
         taken = self.out + STOP_TAKEN_SUFFIX if self.ranks is None else None
         loop = asyncio.get_running_loop()
         begin = loop.time()

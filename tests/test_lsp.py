@@ -342,6 +342,9 @@ async def test_a_duration_profiles_a_window_of_an_endless_script(client: Languag
     diag = hot_diagnostic(client, "forever.py")
     assert "of wall time" in diag.message and "aten::mm" in diag.message
     assert runner_pids("forever.py") == []
+    reports = client.progress_reports[list(client.progress_reports)[-1]]
+    started = [r.message or "" for r in reports if isinstance(r, types.WorkDoneProgressReport)]
+    assert "pass 1/2: sample (stopped after 3 s: a window of the run)" in started, started
 
 
 async def test_timeout_and_missing_torch_are_explained(client: LanguageClient) -> None:

@@ -87,6 +87,11 @@ def forecast(name: str, doc: Document, exact_lines: bool = True) -> str:
     )
 
 
+def _window(duration: float | None) -> str:
+    """What the progress says before each pass of a windowed job (``--duration``)."""
+    return f"stopped after {duration:g} s: a window of the run" if duration is not None else ""
+
+
 class Job:
     """One profiling job. ``await run()`` returns the result document."""
 
@@ -196,7 +201,7 @@ class Job:
                             name,
                             counted.index(name),
                             len(counted),
-                            forecast=forecast(name, doc, spec.exact_lines),
+                            forecast=_window(spec.duration) or forecast(name, doc, spec.exact_lines),
                         )
                     )
                     following = planned[index + 1] if index + 1 < len(planned) else None

@@ -60,6 +60,7 @@ def job_pass(parts: list[Pass]) -> Pass:
             exit_code=telling.exit_code,
             signal=telling.signal,
             timeout_s=telling.timeout_s,
+            stopped_after_s=telling.stopped_after_s,
         )
         if telling.error is not None:
             out.error = replace(telling.error, rank=telling.rank)

@@ -302,3 +302,21 @@ def test_a_window_that_ends_a_run_with_dataloader_workers_reports_no_error_of_th
         assert b"is killed by signal" not in done.stderr, done.stderr.decode()[-2000:]
         assert raw["ranking"]["lines"][0]["line"] == marker_line("loader_forever.py"), options
         assert runner_pids("loader_forever.py") == []
+
+
+def test_a_stop_the_script_swallowed_is_sent_again(tmp_path: Path) -> None:
+    """A stop can be lost where Python ignores exceptions (an at-fork hook of logging's,
+    when a DataLoader forks its workers: seen in CI) or in the script's own ``except
+    BaseException``: the runner sends it again until it takes it, so the window's pass
+    keeps its results instead of waiting for the parent's SIGKILL."""
+    from lsp_helpers import runner_pids
+
+    out = tmp_path / "result.json"
+    script = str(SCRIPTS / "swallows_stop.py")
+    done = cli("--duration", "3", "--passes", "cpu", "--format", "json", "-o", str(out), script)
+    assert done.returncode == 0, done.stderr.decode()[-2000:]
+    assert b"swallowed a stop" in done.stderr
+    part = json.loads(out.read_text())["passes"][0]
+    assert (part["status"], part["stopped_after_s"]) == ("ok", 3.0)
+    assert part["lines"][0]["line"] == marker_line("swallows_stop.py")
+    assert runner_pids("swallows_stop.py") == []

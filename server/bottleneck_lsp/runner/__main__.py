@@ -56,13 +56,15 @@ class _Run:
         return os.getpid() != self.pid
 
     def conclude(self) -> None:
+        """Write the results (once). A stop sent again (``script.install_exit_hooks``) may
+        interrupt it before ``ignore_term``: call it through ``conclude_surely``."""
         if self.done or self.forked_child():
             return
-        self.done = True
         # From here on a SIGTERM must not interrupt writing; the parent's SIGKILL
         # after its grace period is the backstop, and the parent waits that long only
         # once it sees the results coming (``stopping``).
         script.ignore_term()
+        self.done = True
         _stopping(self.ns)
         if self.profiler is not None:
             try:
@@ -146,7 +148,7 @@ class _Run:
     def hard_exit(self, status: int) -> None:
         self.part.update({"status": "exit" if status else "ok", "exit_code": status})
         self.part.setdefault("notes", []).append(f"the script called os._exit({status})")
-        self.conclude()
+        self.conclude_surely()
 
     def wait_for_go(self, fd: int) -> bool:
         """Started ahead of its turn (while the previous pass runs): start-up is done, so
@@ -291,10 +293,16 @@ class _Run:
                 part["error"]["at_ns"] = time.time_ns()
             sys.stderr.write(part["error"]["traceback"])
         finally:
+            self.conclude_surely()
+
+    def conclude_surely(self) -> None:
+        """``conclude``, again if a stop interrupted it before it ignored the next ones."""
+        while True:
             try:
                 self.conclude()
+                return
             except script.Terminated:
-                pass
+                continue
 
 
 def _unseen_in_threads(pass_name: str, profiler: Any = None) -> str:
@@ -416,7 +424,7 @@ def main(argv: list[str] | None = None, parent: int | None = None, host: int | N
         run.run()
     except script.Terminated:
         run.part.update({"status": "terminated", "exit_code": None})
-        run.conclude()
+        run.conclude_surely()
     if run.forked_child():
         return int(run.part.get("exit_code") or 0)
     _end_group_if_orphaned(parent, ns.out)  # a SIGTERM while the results were written was ignored

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import _thread
 import os
 import runpy
 import signal
 import sys
+import time
 import traceback
 import types
 from collections.abc import Callable
@@ -225,6 +227,9 @@ class Terminated(BaseException):
     """Raised in the main thread when the runner is asked to stop (SIGTERM)."""
 
 
+STOP_AGAIN_S = 0.5  # a stop not yet taken is sent again this often (install_exit_hooks)
+
+
 def install_exit_hooks(on_hard_exit: Callable[[int], None], on_term: Callable[[], None]) -> None:
     """Turn SIGTERM into ``Terminated`` (after calling ``on_term``) and let ``os._exit``
     save results first.
@@ -242,12 +247,28 @@ def install_exit_hooks(on_hard_exit: Callable[[int], None], on_term: Callable[[]
     bytecodes only, so a worker's SIGTERM landing just before a blocking wait would never
     be acted on, and ``Pool.terminate()`` would wait for it for ever.
     """
-    kept: dict[str, Any] = {"handler": signal.getsignal(signal.SIGTERM)}
+    kept: dict[str, Any] = {"handler": signal.getsignal(signal.SIGTERM), "again": False}
     real_signal, real_getsignal = signal.signal, signal.getsignal
 
     def terminate(signum: int, frame: object) -> None:
         on_term()
+        if not kept["again"] and os.getpid() == pid:
+            kept["again"] = True
+            # the low-level call: threading's Thread.start takes a lock that the main thread,
+            # interrupted here, may be holding
+            _thread.start_new_thread(_stop_again, ())
         raise Terminated()
+
+    def _stop_again() -> None:
+        # ``Terminated`` can be swallowed where Python ignores exceptions: a handler run
+        # inside an at-fork hook (logging's, when a DataLoader forks its workers), a
+        # ``__del__``, or the script's own ``except BaseException``; the pass would then run
+        # on until the parent's SIGKILL and lose its results. So the stop is sent again until
+        # the runner has taken it (``ignore_term``, its first step in writing the results).
+        while real_getsignal(signal.SIGTERM) is terminate:
+            time.sleep(STOP_AGAIN_S)
+            if real_getsignal(signal.SIGTERM) is terminate:
+                os.kill(pid, signal.SIGTERM)
 
     real_signal(signal.SIGTERM, terminate)
     pid = os.getpid()

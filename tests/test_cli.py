@@ -12,8 +12,11 @@ from pathlib import Path
 
 import torch
 
+from bottleneck_lsp import report
+from bottleneck_lsp.model import Document
 from bottleneck_lsp.result import validate
 from helpers import SCRIPTS, marker_line
+from lsp_helpers import runner_pids
 
 
 def cli(*args: str, cwd: str | None = None) -> subprocess.CompletedProcess[bytes]:
@@ -250,9 +253,6 @@ def test_duration_profiles_a_window_of_an_endless_script_in_every_pass(tmp_path:
     """--duration: each pass is stopped after the window and what it recorded is its
     result; the next pass still runs (a --timeout would have stopped the job after the
     first), the job ends with 0, and the report says what its figures cover."""
-    from bottleneck_lsp import report
-    from bottleneck_lsp.model import Document
-    from lsp_helpers import runner_pids
 
     out = tmp_path / "result.json"
     done = cli("--duration", "3", "--format", "json", "-o", str(out), str(SCRIPTS / "forever.py"))
@@ -289,7 +289,6 @@ def test_a_window_that_ends_a_run_with_dataloader_workers_reports_no_error_of_th
     runner has written its results: DataLoader workers stopped first made the main thread
     raise "DataLoader worker ... is killed by signal: Terminated", the report's first line
     (seen on pytorch/examples' imagenet with --dummy). Both a window and a timeout."""
-    from lsp_helpers import runner_pids
 
     script = str(SCRIPTS / "loader_forever.py")
     for options, status, code in ((["--duration", "4"], "ok", 0), (["--timeout", "4"], "timeout", 124)):
@@ -309,7 +308,6 @@ def test_a_stop_the_script_swallowed_is_sent_again(tmp_path: Path) -> None:
     when a DataLoader forks its workers: seen in CI) or in the script's own ``except
     BaseException``: the runner sends it again until it takes it, so the window's pass
     keeps its results instead of waiting for the parent's SIGKILL."""
-    from lsp_helpers import runner_pids
 
     out = tmp_path / "result.json"
     script = str(SCRIPTS / "swallows_stop.py")

@@ -403,6 +403,11 @@ def _entries(part: Pass | None, first_line: dict[tuple[str, str], int]) -> dict[
     return out
 
 
+def window_s(doc: Document) -> float | None:
+    """The window the job's passes were stopped after (``--duration``), when one was."""
+    return max((p.stopped_after_s for p in doc.passes if p.stopped_after_s is not None), default=None)
+
+
 def found_disagreements(doc: Document) -> list[Disagreement]:
     """The disagreements the document's ranking carries (computed once, when it was made)."""
     return doc.ranking.disagreements if doc.ranking is not None else []

@@ -297,12 +297,11 @@ class RunnerProcess:
         stops it, but what it recorded until then is its result ("ok", ``stopped_after_s``),
         and the job goes on."""
         proc = self.proc
-        timed_out = boxed = False
         boxing = duration is not None and (timeout is None or duration < timeout)
+        timed_out = boxed = False
         try:
             if not await ended(proc, duration if boxing else timeout):
-                timed_out = not boxing
-                boxed = boxing
+                boxed, timed_out = boxing, not boxing
                 # (a launcher's ranks take no stop file, so a deaf one would hold the whole grace)
                 if await self.stop(BOXED_GRACE_S if boxed and self.ranks is None else KILL_GRACE_S):
                     # A rank deaf to SIGTERM (deadlocked where no handler runs) outlives its

@@ -40,10 +40,10 @@ def banner(doc: Document) -> list[str]:
         return [BANNER, "", "No pass ran.", ""]
     how = ", ".join(ran[:-1]) + (" and " if len(ran) > 1 else "") + ran[-1]
     text = f"Your script ran once per pass, each in a process of its own: {how}."
-    boxed = sorted({p.stopped_after_s for p in doc.passes if p.stopped_after_s is not None})
-    if boxed:
+    window = analysis.window_s(doc)
+    if window is not None:
         text += (
-            f" Passes were stopped after {boxed[-1]:g} s (--duration): their figures cover"
+            f" Passes were stopped after {window:g} s (--duration): their figures cover"
             " what ran until then, a window that each pass, at its own speed, took further or"
             " less far into the script."
         )

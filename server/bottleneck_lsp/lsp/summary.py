@@ -28,9 +28,9 @@ def summary_line(doc: Document, added: list[notes.Annotation], so_far: str = "")
             head += f" (exit code {doc.exit_code})"
     else:
         head = f"{name}: {so_far or 'done'}"
-    boxed = [p.stopped_after_s for p in doc.passes if p.stopped_after_s is not None]
-    if boxed and not so_far:
-        head += f" (a {max(boxed):g} s window of the run: bottleneck.duration)"
+    window = analysis.window_s(doc)
+    if window is not None and not so_far:
+        head += f" (a {window:g} s window of the run: bottleneck.duration)"
     top = top_line(added)
     head += f"; top line {top}" if top else "; no hot line in your files"
     verdict = doc.verdict

@@ -265,10 +265,11 @@ def install_exit_hooks(on_hard_exit: Callable[[int], None], on_term: Callable[[]
         # ``__del__``, or the script's own ``except BaseException``; the pass would then run
         # on until the parent's SIGKILL and lose its results. So the stop is sent again until
         # the runner has taken it (``ignore_term``, its first step in writing the results).
-        while real_getsignal(signal.SIGTERM) is terminate:
+        while True:
             time.sleep(STOP_AGAIN_S)
-            if real_getsignal(signal.SIGTERM) is terminate:
-                os.kill(pid, signal.SIGTERM)
+            if real_getsignal(signal.SIGTERM) is not terminate:
+                return
+            os.kill(pid, signal.SIGTERM)
 
     real_signal(signal.SIGTERM, terminate)
     pid = os.getpid()

@@ -393,3 +393,43 @@ def test_a_collective_sends_the_bytes_of_its_input_tensors() -> None:
     assert done.returncode == 0, done.stderr[-3000:]
     sent = json.loads(done.stdout.splitlines()[-1])
     assert sent == [["c10d::allreduce_", 4000], ["c10d::broadcast_", 800], ["c10d::allgather_", 600]]
+
+
+# -- no hang at exit (issue 44) ------------------------------------------------------------------
+COMMON = SCRIPTS / "ddp_common_shape.py"
+
+
+@pytest.mark.parametrize(
+    ("script", "passes"),
+    [
+        (COMMON, "sample,cprofile,cpu"),
+        (SCRIPTS / "ddp_no_destroy.py", "sample,cpu,memory"),
+        (SCRIPTS / "ddp_dataloader.py", "cprofile,cpu"),
+    ],
+    ids=["common-shape", "no-destroy", "dataloader-workers"],
+)
+def test_ddp_scripts_end_in_every_pass_with_no_process_left(script: Path, passes: str) -> None:
+    """Before the fix, 2-5 profiled runs in 10 of the common shape hung at exit in each pass:
+    the main thread freed the process group (from DDP's reducer, as main() returned) and
+    joined gloo's thread, which waited for the GIL to drop a Python object held in the
+    thread-local state of its last work item (runner/processgroups.py). Each pass here is
+    two more chances for it; the timeout makes a hang fail the test in minutes."""
+    done = profile("--nproc-per-node", "2", str(script), passes=passes, timeout=90)
+    assert done.returncode == 0, (done.stdout[-3000:], done.stderr[-3000:])
+    text = done.stdout
+    statuses = [line for line in text.splitlines() if line.startswith("pass status:")]
+    assert len(statuses) == len(passes.replace(",memory", "").split(",")), statuses
+    assert all(s.startswith("pass status: ok") for s in statuses), statuses
+    assert "did not exit" not in text  # nothing held the exit: the runner had nothing to end
+    for rank in (0, 1):  # each rank ran the script to its end
+        assert f"rank {rank} done" in done.stderr + text, done.stderr[-3000:]
+    assert not left_behind(str(script))
+
+
+def test_ddp_of_the_common_shape_names_its_straggler_rank_and_line() -> None:
+    done = profile("--nproc-per-node", "2", str(COMMON), "--straggler", timeout=90)
+    assert done.returncode == 0, (done.stdout[-3000:], done.stderr[-3000:])
+    planted = line_of(COMMON, "# the straggler's extra work")
+    assert "rank 1 is the straggler: it entered " in done.stdout, done.stdout[-4000:]
+    assert f"ddp_common_shape.py:{planted}:1: warning: rank 1 (the straggler) spent " in done.stdout
+    assert not left_behind(str(COMMON))

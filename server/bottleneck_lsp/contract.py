@@ -45,6 +45,9 @@ ORIGINAL_PYTHONPATH = "BOTTLENECK_LSP_ORIGINAL_PYTHONPATH"
 # Beside a runner's result part: made when the runner took a stop (or a timeout) and is
 # writing what it measured; the parent waits for a runner that made it, not for one that did not.
 STOP_TAKEN_SUFFIX = ".stopping"
+# Beside it too: every thread's Python stack, written by faulthandler when the runner's exit
+# held the GIL past its bound after the script ended (runner/lingering.py)
+LINGER_STACKS_SUFFIX = ".stacks"
 
 
 # Distributed jobs: each pass is one launch of torch's own launcher (torchrun), with the

@@ -125,6 +125,30 @@ class Prestarted(Node):
     waited_s: float
 
 
+@dataclass(kw_only=True)
+class LingeringThread(Node):
+    """A thread that held the process's exit after the script ended."""
+
+    name: str
+    state: str  # "waiting", "running" (its CPU clock moved), "unknown"
+    where: str  # its innermost frame: "threading.py:327 in wait"
+    file: str | None = None  # the innermost line of the user's files on its stack
+    line: int | None = None
+    function: str | None = None
+    code: str = ""  # that line's text
+    stack: str = ""  # its Python stack, innermost last
+
+
+@dataclass(kw_only=True)
+class Lingering(Node):
+    """The script ended, its results were written, but its process did not exit within the
+    grace: what held it, and the runner ended it."""
+
+    script_ended_s: float
+    grace_s: float
+    threads: list[LingeringThread] = field(default_factory=list)
+
+
 # -- the sample pass ---------------------------------------------------------------------------
 @dataclass(kw_only=True)
 class SampledLine(Node):
@@ -382,6 +406,7 @@ class Pass(Node):
     # --duration: stopped after this many seconds, as asked; what it recorded until then
     stopped_after_s: float | None = None
     signal: str | None = None
+    lingering: Lingering | None = None  # its process did not exit after the script ended
     child_processes: int = 0
     prestarted: Prestarted | None = None
     script_wall_s: float | None = None

@@ -17,7 +17,7 @@ import time
 from typing import Any
 
 from ..contract import STOP_TAKEN_SUFFIX, RunnerArgs, environment_file, no_cuda_reason, rank_part
-from . import compilerstack, compiletime, environment, script, strays
+from . import compilerstack, compiletime, environment, lingering, processgroups, script, strays
 from .paths import FileClassifier
 
 
@@ -49,6 +49,7 @@ class _Run:
         self.done = False
         self.pid = os.getpid()
         self.threads: script.ThreadCounter | None = None  # threads the script started
+        self.written = False  # the results are on disk (``conclude``)
 
     def forked_child(self) -> bool:
         """True in a child the script forked (``os.fork()``) that ran on to the end of the
@@ -101,6 +102,7 @@ class _Run:
         self.part["wall_s"] = round(time.perf_counter() - self.started, 6)
         self.part["peak_rss_mb"] = round(_peak_rss_mb(), 1)
         _write(self.ns.out, self.part)
+        self.written = True
         # What the script started in sessions of its own, the parent's kill of this
         # group at the pass's end would miss (the rest of the group goes then)
         strays.end_strays()
@@ -216,6 +218,8 @@ class _Run:
             "cuda_init_s": None,
         }
         part["warm"] = environment.PRELOADED is not None  # start-up paid once, by a fork server
+        if torch is not None:  # no gloo/NCCL join may wait for the GIL (processgroups.py)
+            processgroups.keep_destroyed_groups(torch)
         if ns.environment:
             part["environment"] = environment.summarize(torch, torch_error)
             _write(environment_file(ns.out), part["environment"])
@@ -406,6 +410,9 @@ def _as_rank(ns: RunnerArgs) -> int | None:
 # A forked pass: the CLI or language server that started its fork server, which reads its
 # results (the fork server is its parent)
 _HOST: int | None = None
+# The pass of this process: its exit is bounded once it wrote its results (``_quick_exit``)
+_ENDED: _Run | None = None
+_REAL_EXIT = os._exit  # before ``script.install_exit_hooks`` puts its own in its place
 
 
 def main(argv: list[str] | None = None, parent: int | None = None, host: int | None = None) -> int:
@@ -418,6 +425,8 @@ def main(argv: list[str] | None = None, parent: int | None = None, host: int | N
         _end_group_if_orphaned(parent, ns.out)
         return 0
     run = _Run(ns, parent)
+    global _ENDED
+    _ENDED = run
     if rank is not None:
         run.part["rank"] = rank
     try:
@@ -439,10 +448,16 @@ def _quick_exit(code: int) -> None:
     """Exit as the interpreter would, minus tearing down torch's modules (0.6-0.8 s
     measured here): the same two steps the interpreter takes first (threading's shutdown,
     which stops executors' workers and joins non-daemon threads, then the atexit handlers,
-    pools and workers included), then the process ends at once. The results are written."""
+    pools and workers included), then the process ends at once. The results are written;
+    should those steps not end (a thread the script left waiting), ``lingering`` describes
+    what holds them and ends the process after its grace."""
     import atexit
     import threading
 
+    run = _ENDED
+    out = run.ns.out if run is not None and run.written and not run.forked_child() else None
+    if run is not None and out is not None:
+        lingering.watch(run.part, out, run.files, _write, _REAL_EXIT, code)
     shutdown = getattr(threading, "_shutdown", None)
     if shutdown is not None:
         shutdown()
@@ -452,7 +467,9 @@ def _quick_exit(code: int) -> None:
             stream.flush()
         except (OSError, ValueError):
             pass
-    os._exit(code)
+    if out is not None:
+        lingering.cancel(out)
+    _REAL_EXIT(code)
 
 
 if __name__ == "__main__":

@@ -318,3 +318,32 @@ def test_a_stop_the_script_swallowed_is_sent_again(tmp_path: Path) -> None:
     assert (part["status"], part["stopped_after_s"]) == ("ok", 3.0)
     assert part["lines"][0]["line"] == marker_line("swallows_stop.py")
     assert runner_pids("swallows_stop.py") == []
+
+
+def test_a_thread_left_waiting_is_named_at_its_line_and_the_process_ended(tmp_path: Path) -> None:
+    """A plain run of the script never exits (a thread that is not a daemon waits for ever);
+    before issue 44 each pass waited for the timeout, silent. Now each pass's process is
+    ended 5 s after its results are written, and the report names the thread and its line."""
+    script = SCRIPTS / "waits_forever.py"
+    out = tmp_path / "doc.json"
+    done = cli("--timeout", "120", "--passes", "sample,cpu", str(script))
+    assert done.returncode == 0, done.stderr.decode()[-3000:]
+    text = done.stdout.decode()
+    assert text.count("pass status: ok") == 2, text[-3000:]
+    waits = marker_line("waits_forever.py", "WAITS")
+    first = next(line for line in text.splitlines() if re.match(r"\S+:\d+:\d+: (warning|note): ", line))
+    assert f"waits_forever.py:{marker_line('waits_forever.py')}:" in first, first  # the planted hot line
+    assert re.search(
+        rf'waits_forever\.py:{waits}:1: warning: thread "watcher" waits here \(threading\.py:\d+ in wait\): '
+        r"the script ended at \d+\.\d s, but its process did not exit; ended after 5 s \(a plain run would not end\)",
+        text,
+    ), text[-3000:]
+    assert "note: the script ended at " in text and 'thread "watcher" waits at waits_forever.py:' in text
+    assert runner_pids("waits_forever.py") == []
+    # the document: the thread, its state and its stack
+    assert cli("--passes", "sample", "--format", "json", "-o", str(out), str(script)).returncode == 0
+    part = json.loads(out.read_text())["passes"][0]
+    (thread,) = part["lingering"]["threads"]
+    assert (thread["name"], thread["state"], thread["line"]) == ("watcher", "waiting", waits)
+    assert thread["code"].startswith("stop.wait()") and "in watch" in thread["stack"]
+    assert part["lingering"]["grace_s"] == 5.0

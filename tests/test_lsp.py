@@ -376,3 +376,24 @@ async def test_shutdown_during_a_job_leaves_no_runner(client: LanguageClient) ->
     assert isinstance(client.progress_reports[tokens[-1]][-1], types.WorkDoneProgressEnd)
     client.exit(None)
     client.shutdown_done = True  # type: ignore[attr-defined]
+
+
+async def test_a_thread_that_held_the_exit_is_a_diagnostic_on_its_line(client: LanguageClient) -> None:
+    """A script whose thread waits for ever (a plain run never ends): the profile ends, the
+    hot line is first, and the waiting thread is a warning on the line it waits at."""
+    result = await execute(
+        client, "bottleneck.profile", {"uri": uri_of("waits_forever.py"), "passes": ["sample"]}
+    )
+    assert result["status"] == "ok" and result["exitCode"] == 0, result
+    assert result["summary"].startswith(
+        f"waits_forever.py: done; top line waits_forever.py:{marker_line('waits_forever.py')} "
+    ), result["summary"]
+    line = marker_line("waits_forever.py", "WAITS") - 1
+    found = [
+        d for d in client.diagnostics.get(uri_of("waits_forever.py"), []) if d.code == "process-did-not-exit"
+    ]
+    assert [d.range.start.line for d in found] == [line], found
+    assert found[0].severity == types.DiagnosticSeverity.Warning
+    assert found[0].message.startswith('thread "watcher" waits here (threading.py:'), found[0].message
+    assert "but its process did not exit; ended after 5 s" in found[0].message
+    assert runner_pids("waits_forever.py") == []

@@ -22,6 +22,7 @@ from .model import (
     Disagreement,
     Document,
     Function,
+    LingeringThread,
     OpLine,
     Pass,
     RankedLine,
@@ -539,6 +540,33 @@ def never_started_message(doc: Document) -> str:
 def failed_pass(doc: Document) -> Pass | None:
     """The first pass whose script failed, with its error (``part.error``)."""
     return next((part for part in doc.passes if part.error is not None), None)
+
+
+def lingering_threads(doc: Document) -> list[tuple[Pass, LingeringThread]]:
+    """The threads that held a pass's process after its script ended (``Pass.lingering``),
+    each once (every pass runs the same script: the first that saw it), ranks' included."""
+    parts = [*doc.passes, *(p for r in doc.ranks for p in r.passes)]
+    seen: set[tuple[str, str | None, int | None]] = set()
+    found = []
+    for part in parts:
+        for thread in part.lingering.threads if part.lingering is not None else ():
+            key = (thread.name, thread.file, thread.line)
+            if key not in seen:
+                seen.add(key)
+                found.append((part, thread))
+    return found
+
+
+def lingering_words(part: Pass, thread: LingeringThread) -> str:
+    """One thread that held the exit, in words (the report's line, the editor's diagnostic)."""
+    assert part.lingering is not None
+    verb = "runs here" if thread.state == "running" else "waits here"
+    who = f"rank {part.rank}: " if part.rank is not None else ""
+    return (
+        f'{who}thread "{thread.name}" {verb} ({thread.where}): the script ended at '
+        f"{part.lingering.script_ended_s:.1f} s, but its process did not exit; ended after "
+        f"{part.lingering.grace_s:g} s (a plain run would not end)"
+    )
 
 
 _NO_PARENT_PACKAGE = "attempted relative import with no known parent package"

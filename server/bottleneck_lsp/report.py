@@ -390,6 +390,19 @@ def error_lines(doc: Document, cwd: str) -> list[str]:
     return out
 
 
+def lingering_lines(doc: Document, cwd: str) -> list[str]:
+    """``path:line:col: warning:`` for each thread that held a pass's process after the
+    script ended (the runner ended it: ``runner/lingering.py``)."""
+    out = []
+    for part, thread in analysis.lingering_threads(doc):
+        words = analysis.lingering_words(part, thread)
+        if thread.file and thread.line:
+            out.append(f"{_where(thread.file, cwd)}:{thread.line}:1: warning: {_ascii(words)}")
+        else:
+            out.append(f"warning: {_ascii(words)}")
+    return out
+
+
 def ranks_lines(doc: Document, cwd: str) -> list[str]:
     """A distributed job: each rank, its collectives and waiting; the straggler and its lines."""
     d = doc.distributed
@@ -478,6 +491,7 @@ def render(doc: Document, thresholds: Thresholds | None = None, cwd: str | None 
     lines += hotspot_table(spots, cwd)
     lines += memory_lines(doc, cwd, thresholds)
     lines += ["", *compiler_lines(spots, cwd, thresholds), *straggler_compiler_lines(doc, cwd)]
+    lines += lingering_lines(doc, cwd)
     lines += [
         f"{_where(d.file, cwd)}:{d.line}:1: warning: {wording.disagreement_sentence(d)}"
         for d in analysis.found_disagreements(doc)

@@ -25,6 +25,7 @@ from ..wording import NOTABLE_MEMORY_SHARE
 SOURCE = "bottleneck"
 ERROR_CODE = "script-error"
 OUT_OF_MEMORY = "out-of-memory"
+DID_NOT_EXIT = "process-did-not-exit"
 
 
 @dataclass(slots=True)
@@ -40,6 +41,7 @@ class Annotation:
     since: LineChange | None = None  # the line in the run compared with (previous or baseline)
     since_label: str = ""  # "last run", "baseline"
     held: int = 0  # bytes this line held when the script ran out of memory (memo["held"] says so)
+    lingered: str = ""  # a thread that held the process's exit waits or runs here: in words
     # Text that does not depend on where the line is now (lens title, a diagnostic's body),
     # made once: edits move annotations, and a file may hold thousands of them. Shared
     # by the moved copies.
@@ -69,6 +71,7 @@ class Annotation:
             self.memo,
             self.origin,
             self.memory_share,
+            self.lingered,
         )
 
 
@@ -145,6 +148,13 @@ def build(
         where = f" at {os.path.basename(error.file)}:{error.line}" if error is not None and error.file else ""
         a.memo["held"] = wording.held_at_failure(row, held) + where
         out.append(a)
+    for part, thread in analysis.lingering_threads(doc):
+        if thread.file and thread.line:
+            source = read_lines(thread.file) or []
+            raw = source[thread.line - 1] if thread.line <= len(source) else ""
+            column = len(raw) - len(raw.lstrip())
+            words = analysis.lingering_words(part, thread)
+            out.append(_at(script, thread.file, thread.line, lingered=words, column=column))
     return out
 
 
@@ -232,6 +242,18 @@ def diagnostic(a: Annotation, thresholds: Thresholds) -> str | None:
             },
             separators=(",", ":"),
         )
+    if a.lingered:
+        return json.dumps(
+            {
+                "range": _range(a.line, a.column, a.column + _width(a.text)),
+                "message": a.lingered,
+                "severity": _WARNING,
+                "source": SOURCE,
+                "code": DID_NOT_EXIT,
+                "data": {"script": a.script},
+            },
+            separators=(",", ":"),
+        )
     row = a.row
     if row is None:
         return None
@@ -299,7 +321,7 @@ def since_text(a: Annotation) -> str:
 
 
 def code_lens(a: Annotation) -> types.CodeLens | None:
-    if a.failed is not None or a.held:
+    if a.failed is not None or a.held or a.lingered:
         return None
     return types.CodeLens(
         range=types.Range(types.Position(a.line, 0), types.Position(a.line, 0)),
@@ -321,6 +343,8 @@ def hover(annotations: list[Annotation], doc: Document | None) -> str:
             notes.append(f"**{a.failed.error.type}**: {a.failed.error.message}")
         if a.held:
             notes.append(f"**Out of memory**: this line {a.memo['held']}.")
+        if a.lingered:
+            notes.append(f"**Process did not exit**: {a.lingered}.")
         if a.function is not None:
             f = a.function
             notes.append(

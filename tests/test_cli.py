@@ -335,7 +335,8 @@ def test_a_thread_left_waiting_is_named_at_its_line_and_the_process_ended(tmp_pa
     assert f"waits_forever.py:{marker_line('waits_forever.py')}:" in first, first  # the planted hot line
     assert re.search(
         rf'waits_forever\.py:{waits}:1: warning: thread "watcher" waits here \(threading\.py:\d+ in wait\): '
-        r"the script ended at \d+\.\d s, but its process did not exit; ended after 5 s \(a plain run would not end\)",
+        r"the script ended at \d+\.\d s, but its process did not exit; "
+        r"ended after 5 s \(a plain run would not end\)",
         text,
     ), text[-3000:]
     assert "note: the script ended at " in text and 'thread "watcher" waits at waits_forever.py:' in text

@@ -41,7 +41,6 @@ class Annotation:
     since: LineChange | None = None  # the line in the run compared with (previous or baseline)
     since_label: str = ""  # "last run", "baseline"
     held: int = 0  # bytes this line held when the script ran out of memory (memo["held"] says so)
-    lingered: str = ""  # a thread that held the process's exit waits or runs here: in words
     # Text that does not depend on where the line is now (lens title, a diagnostic's body),
     # made once: edits move annotations, and a file may hold thousands of them. Shared
     # by the moved copies.
@@ -49,6 +48,7 @@ class Annotation:
     origin: int = -1  # the line (0-based) in the text that was profiled; edits move ``line`` only
     # the share of the memory peak from which the lens words the line's memory (the thresholds')
     memory_share: float = NOTABLE_MEMORY_SHARE
+    lingered: str = ""  # a thread that held the process's exit waits or runs here: in words
 
     def __post_init__(self) -> None:
         if self.origin < 0:

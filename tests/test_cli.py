@@ -299,7 +299,11 @@ def test_a_window_that_ends_a_run_with_dataloader_workers_reports_no_error_of_th
         first = raw["passes"][0]
         assert first["status"] == status and "error" not in first, (options, first.get("error"))
         assert b"is killed by signal" not in done.stderr, done.stderr.decode()[-2000:]
-        assert raw["ranking"]["lines"][0]["line"] == marker_line("loader_forever.py"), options
+        # Measured, not necessarily first: with two workers on two cores the main thread may
+        # truly wait at the loader's line for most of a short window (a fresh clone's CI once
+        # ranked it first); the order is not what this test is about.
+        ranked = [row["line"] for row in raw["ranking"]["lines"]]
+        assert marker_line("loader_forever.py") in ranked, (options, ranked)
         assert runner_pids("loader_forever.py") == []
 
 

@@ -13,7 +13,7 @@ import pytest
 from bottleneck_lsp import analysis, report
 from bottleneck_lsp.lsp import annotations
 from bottleneck_lsp.lsp.summary import summary_line
-from helpers import SCRIPTS, run_typed
+from helpers import SCRIPTS, marker_line, run_typed
 
 PASSES = ("sample", "cprofile", "cpu")
 
@@ -153,3 +153,22 @@ def test_a_threads_hot_line_is_shown_and_marked_with_the_default_passes() -> Non
     assert lens is not None and lens.command is not None
     assert lens.command.title.startswith("threads "), lens.command.title
     assert "| threads |" in annotations.hover([marked], doc)
+
+
+def test_a_thread_that_only_waits_at_a_line_is_said_to_wait_not_run() -> None:
+    """The watcher thread of waits_forever.py is blocked in ``stop.wait()`` the whole run:
+    the threads column reads its CPU clock and says it waited there (a note, not the
+    warning a running thread's line gets); the working thread of threaded_hot.py above
+    still reads "ran" (issue 44: a waiting thread was described as working)."""
+    doc = run_typed("waits_forever.py", passes=("sample",))
+    assert doc.status == "ok"
+    waits = marker_line("waits_forever.py", "WAITS")
+    row = next(r for r in analysis.all_rows(doc) if r.line == waits)
+    cell = row.columns[analysis.THREADS]
+    assert cell.running_s is not None and cell.running_s < 0.1 * cell.time_s and analysis.threads_waited(cell)
+    assert analysis.severity(row, analysis.Thresholds()) != analysis.WARNING
+    text = report.render(doc, cwd=str(SCRIPTS))
+    said = next(x for x in text.splitlines() if x.startswith(f"waits_forever.py:{waits}:5: "))
+    assert said.startswith(f"waits_forever.py:{waits}:5: note: other threads waited here "), said
+    assert "of it on a CPU: blocked in a lock, an event, a queue or I/O, not running)" in said
+    assert "  watcher: " in text and "on a CPU (waiting)" in text

@@ -100,13 +100,29 @@ def memory_share(row: Hotspot) -> float:
     return cell.share if cell is not None else 0.0
 
 
+WAITED = 0.1  # other threads on a CPU for less than this part of their time at a line: they waited
+
+
+def threads_waited(cell: Cell) -> bool:
+    """Whether the threads column's time at a line was mostly waiting (a lock, an event, a
+    queue, I/O), not running: their CPU clocks moved for under ``WAITED`` of it."""
+    return cell.running_s is not None and cell.running_s < WAITED * cell.time_s
+
+
 def loudness(row: Hotspot) -> float:
     """The share a row's mark is as loud as: its ranking column's, or for a line marked for
     another column (where the CPU waits on the device) that column's; its share of the
-    memory peak when that is larger."""
+    memory peak when that is larger. Other threads that only waited at a line count for
+    the part of their time they ran."""
     if row.kind in row.columns:
         return max(row.share, memory_share(row))
-    return max((c.share for c in row.columns.values()), default=0.0)
+    return max((_loud(kind, c) for kind, c in row.columns.items()), default=0.0)
+
+
+def _loud(kind: str, cell: Cell) -> float:
+    if kind == THREADS and cell.running_s is not None and threads_waited(cell) and cell.time_s > 0:
+        return cell.share * cell.running_s / cell.time_s
+    return cell.share
 
 
 def marked_for(row: Hotspot) -> str:
@@ -216,7 +232,13 @@ def _add_sampled(rows: _Rows, part: Pass) -> None:
         row = rows.get(other)
         seen = row.columns.get(THREADS)  # another thread at the same line
         wall = round((seen.time_s if seen is not None else 0.0) + other.wall_s, 6)
-        row.columns[THREADS] = Cell(time_s=wall, share=round(wall / total, 6) if total > 0 else 0.0)
+        running = None
+        if other.cpu_s is not None and (seen is None or seen.running_s is not None):
+            before = seen.running_s if seen is not None and seen.running_s is not None else 0.0
+            running = round(before + other.cpu_s, 6)
+        row.columns[THREADS] = Cell(
+            time_s=wall, share=round(wall / total, 6) if total > 0 else 0.0, running_s=running
+        )
 
 
 def _add_ops(rows: _Rows, part: Pass, with_cpu: bool, with_memory: bool) -> None:

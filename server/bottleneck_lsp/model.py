@@ -175,6 +175,7 @@ class ThreadLine(Node):
     text: str = ""
     function: str = ""
     wall_s: float = 0.0
+    cpu_s: float | None = None  # of it, on a CPU (its thread's clock): little means it waited
 
 
 @dataclass(kw_only=True)
@@ -474,6 +475,7 @@ class Cell(Node):
     share: float
     time_s: float
     bytes: int | None = None  # the memory column: bytes live at the peak (time_s is 0)
+    running_s: float | None = None  # the threads column: of its time, on a CPU (the rest waited)
     spread: Spread | None = None  # a distributed job: share and time_s are the ranks' medians
 
 

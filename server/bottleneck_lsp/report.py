@@ -227,9 +227,13 @@ def sample_lines(part: Pass | None) -> list[str]:
             + f", {samples.outside_s:.3f} s of it outside your files"
         )
         if samples.threads:
-            out.append("Other threads (wall time at their innermost line of your files):")
+            out.append("Other threads (wall time at their innermost line of your files, and of it on a CPU):")
             for t in samples.threads[:5]:
-                out.append(f"  {t.thread}: {_ms(t.wall_s)} at {t.file}:{t.line}")
+                on_cpu = ""
+                if t.cpu_s is not None:
+                    waited = t.cpu_s < analysis.WAITED * t.wall_s
+                    on_cpu = f", {_ms(t.cpu_s)} on a CPU" + (" (waiting)" if waited else "")
+                out.append(f"  {t.thread}: {_ms(t.wall_s)} at {t.file}:{t.line}{on_cpu}")
     if part.device is not None:
         out += _device_lines(part.device, "device: ")
     return out

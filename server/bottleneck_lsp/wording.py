@@ -24,6 +24,7 @@ from .analysis import (
     Hotspot,
     Thresholds,
     kernel_label,
+    threads_waited,
 )
 from .distributed import ratio
 from .model import Disagreement, Distributed, Straggler, Verdict
@@ -103,10 +104,14 @@ def _cell_text(row: Hotspot, kind: str, plain: bool) -> str:
             f"the CPU waited {ms(cell.time_s)} here on the device ({cell.share * 100:.1f}% of the cuda pass)"
         )
     if kind == THREADS:
-        return (
-            f"other threads ran here {ms(cell.time_s)} of wall time "
-            f"({cell.share * 100:.1f}% of the main thread's)"
+        waited = threads_waited(cell)
+        text = (
+            f"other threads {'waited' if waited else 'ran'} here {ms(cell.time_s)} of wall time "
+            f"({cell.share * 100:.1f}% of the main thread's"
         )
+        if cell.running_s is not None:
+            text += f"; {ms(cell.running_s)} of it on a CPU"
+        return text + (": blocked in a lock, an event, a queue or I/O, not running)" if waited else ")")
     text = f"{cell.share * 100:.1f}% of {KIND_LABEL[kind]} ({ms(cell.time_s)}"
     if kind == CPU and row.count:
         text += f", {counted(row.count, 'call')}"

@@ -216,6 +216,10 @@ class ThreadSampler:
             self._clock: int | None = time.pthread_getcpuclockid(self.target)
         except (AttributeError, OSError):
             self._clock = None  # no per-thread CPU clock here: CPU time is not reported
+        # Other threads' CPU clocks (ident -> clock id, its reading at the last look): a
+        # thread blocked in a lock, an event, a queue or I/O spends wall time at its line
+        # but no CPU time, and the threads column says it waited rather than ran.
+        self._other_clocks: dict[int, tuple[int, int]] = {}
 
     # -- the looks -------------------------------------------------------------------------
     def _capture(self, frame: FrameType | None, held: list[Any] | None) -> list[Site]:
@@ -480,8 +484,21 @@ class ThreadSampler:
                         names = {t.ident: t.name for t in threading.enumerate()}
                         name = names.get(ident, str(ident))
                     path, site = found
-                    self._charge(self.other, (name, path, line_of(site)), site[0].co_name, span, 0, 0)
+                    cpu = self._other_cpu(ident)
+                    self._charge(self.other, (name, path, line_of(site)), site[0].co_name, span, cpu, 0)
             self.overhead_ns += own() - begin
+
+    def _other_cpu(self, ident: int) -> int:
+        """Another thread's CPU time since this thread last read its clock (0 the first
+        time, and where it has no clock)."""
+        known = self._other_clocks.get(ident)
+        try:
+            clock = known[0] if known is not None else time.pthread_getcpuclockid(ident)
+            now = time.clock_gettime_ns(clock)
+        except (AttributeError, OSError, OverflowError):
+            return 0
+        self._other_clocks[ident] = (clock, now)
+        return max(now - known[1], 0) if known is not None else 0
 
     # -- control -----------------------------------------------------------------------------
     def start(self) -> None:
@@ -607,6 +624,7 @@ class ThreadSampler:
                     "line": line,
                     "function": s.function,
                     "wall_s": round(s.wall_ns / 1e9, 6),
+                    "cpu_s": round(s.cpu_ns / 1e9, 6) if self._clock is not None else None,
                 }
                 for (thread, path, line), s in others[:50]
             ],

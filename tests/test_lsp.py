@@ -7,6 +7,7 @@ import asyncio
 import os
 import re
 import sys
+from typing import Any
 
 import pytest
 from lsprotocol import types
@@ -14,7 +15,17 @@ from pygls import uris
 from pytest_lsp import LanguageClient
 
 from helpers import SCRIPTS, marker_line
-from lsp_helpers import SETTINGS, execute, hot_diagnostic, runner_pids, uri_of, wait_for_runner
+from lsp_helpers import (
+    CONFIGS,
+    SETTINGS,
+    close_session,
+    execute,
+    hot_diagnostic,
+    runner_pids,
+    start_session,
+    uri_of,
+    wait_for_runner,
+)
 
 
 async def test_profile_marks_the_hot_line_with_diagnostic_lens_and_hover(client: LanguageClient) -> None:
@@ -397,3 +408,38 @@ async def test_a_thread_that_held_the_exit_is_a_diagnostic_on_its_line(client: L
     assert found[0].message.startswith('thread "watcher" waits here (threading.py:'), found[0].message
     assert "but its process did not exit; ended after 5 s" in found[0].message
     assert runner_pids("waits_forever.py") == []
+
+
+async def test_a_client_that_never_answers_the_servers_requests_still_gets_its_profile() -> None:
+    """A client that advertises progress and lens refreshes but never answers either request
+    (issue 44: every wait bounded): the profile runs, its diagnostics are published and the
+    command answers, each unanswered request given up after 10 s (the server's log says so)."""
+    config, caps = CONFIGS["stdio-vscode"]
+    client = await config.start()
+    await start_session(client, caps, str(SCRIPTS), SETTINGS)
+    asked: list[str] = []
+    release = asyncio.Event()  # set at the end: the client's handlers must end before it stops
+
+    def never(method: str) -> Any:
+        async def handler(params: Any) -> None:
+            asked.append(method)
+            await release.wait()  # no answer while the profile runs
+
+        return handler
+
+    features = client.protocol.fm.features
+    for method in (types.WINDOW_WORK_DONE_PROGRESS_CREATE, types.WORKSPACE_CODE_LENS_REFRESH):
+        features[method] = never(method)
+    try:
+        result = await asyncio.wait_for(
+            execute(client, "bottleneck.profile", {"uri": uri_of("fn_call.py"), "passes": ["sample"]}), 120
+        )
+        assert result["status"] == "ok", result
+        assert types.WINDOW_WORK_DONE_PROGRESS_CREATE in asked and types.WORKSPACE_CODE_LENS_REFRESH in asked
+        assert hot_diagnostic(client, "fn_call.py").source == "bottleneck"
+        said = " ".join(m.message for m in client.log_messages)
+        assert "the client did not answer window/workDoneProgress/create within 10 s" in said, said[-2000:]
+    finally:
+        release.set()
+        await asyncio.sleep(0.1)
+        await close_session(client)

@@ -26,6 +26,9 @@ from .process import Reader, kill_group
 __all__ = ["ForkServer", "ForkServerError", "can_fork", "environ", "runner_folder"]
 READY_TIMEOUT_S = 300.0  # import torch on a cold disk, a network file system
 GONE_TIMEOUT_S = 5.0
+# A fork takes milliseconds; a server that has not answered by then is stuck (frozen, or
+# its one thread blocked): the pass starts its own interpreter, and no later one asks it
+SPAWN_TIMEOUT_S = 60.0
 log = logging.getLogger(__name__)
 
 
@@ -222,7 +225,13 @@ class ForkServer:
                 except OSError:
                     self.gone = True  # its socket is broken: no later pass is sent to it
                     raise
-                reply = await self._pending
+                try:  # (given up, the future is cancelled: a late child is killed, _on_reply)
+                    reply = await asyncio.wait_for(self._pending, SPAWN_TIMEOUT_S)
+                except asyncio.TimeoutError:
+                    self.gone = True
+                    raise ForkServerError(
+                        f"the fork server did not answer a fork request in {SPAWN_TIMEOUT_S:.0f} s"
+                    ) from None
                 if "error" in reply:
                     raise ForkServerError(str(reply["error"]))
             except BaseException:
@@ -262,7 +271,13 @@ class ForkServer:
             except OSError:
                 self.gone = True
                 raise
-            reply = (await self._pending).get("compiler_stack", {})
+            try:  # importing it takes seconds; as long as torch's own import at most
+                reply = (await asyncio.wait_for(self._pending, READY_TIMEOUT_S)).get("compiler_stack", {})
+            except asyncio.TimeoutError:
+                self.gone = True
+                why = "the fork server did not finish loading torch's compiler stack"
+                why += f" in {READY_TIMEOUT_S:.0f} s"
+                raise ForkServerError(why) from None
         if "unsafe" in reply:
             self.gone = True  # nothing more is forked from it
             raise ForkServerError(str(reply["unsafe"]))

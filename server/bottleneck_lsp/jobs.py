@@ -208,7 +208,8 @@ class Job:
                     forking = self._forking()
                     raws = await self._run_pass(name, workdir, index == 0, following)
                     rider = raws[0].pop("cprofile", None) if raws else None
-                    if forking is not None and forking.gone and not self._stopped:
+                    # (given up by this pass's own start, which said why, it did not end here)
+                    if forking is not None and forking.gone and not self._stopped and not self._fork_note:
                         self._note_fork_server_death(forking)
                     for raw in raws:
                         crashsite.place(raw, doc.roots)

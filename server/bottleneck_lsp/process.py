@@ -75,6 +75,26 @@ def kill_runner(pid: int) -> None:
     kill_group(pid, signal.SIGKILL)
 
 
+REAP_TIMEOUT_S = 10.0  # for a process killed with SIGKILL to be seen ended
+
+
+async def reaped(proc: Process, what: str) -> None:
+    """Wait for a process just killed with SIGKILL to be seen ended, within
+    ``REAP_TIMEOUT_S``: a forked pass's end is reported by its fork server, which may be
+    stuck itself. Past it, the pass is taken as killed, and the log says what was waited for."""
+    if await ended(proc, REAP_TIMEOUT_S):
+        return
+    log.warning(
+        "%s (pid %d) was killed but not seen ended within %.0f s; going on without it",
+        what,
+        proc.pid,
+        REAP_TIMEOUT_S,
+    )
+    gone = getattr(proc, "ended", None)  # a fork server's child: its status is ours to set
+    if callable(gone):
+        gone(-signal.SIGKILL)
+
+
 async def ended(proc: Process, timeout: float | None) -> bool:
     """Whether ``proc`` ended within ``timeout`` seconds (None: however long it takes).
     Its exit, not its pipes': asyncio's ``wait()`` (Python 3.11) also waits for every copy of
@@ -282,7 +302,7 @@ class RunnerProcess:
         self.kill()
 
     async def reap(self) -> None:
-        await ended(self.proc, None)
+        await reaped(self.proc, f"the {self.name} pass's runner, started ahead of its turn")
         await self._settle()
 
     # -- the end ------------------------------------------------------------------------
@@ -307,11 +327,11 @@ class RunnerProcess:
                     # A rank deaf to SIGTERM (deadlocked where no handler runs) outlives its
                     # launcher, which ends it no more: it goes now, with the launcher.
                     self._kill_ranks()
-                    await ended(proc, None)
+                    await reaped(proc, f"the {self.name} pass's runner")
         except asyncio.CancelledError:
             kill_runner(proc.pid)
             self._kill_ranks()
-            await ended(proc, None)
+            await reaped(proc, f"the {self.name} pass's runner")
             raise
         finally:
             # Whatever the script left behind in its group (workers, daemons) goes too.

@@ -17,6 +17,7 @@ from lsprotocol import types
 from .. import analysis
 from ..contract import PASSES
 from ..jobs import Job, JobEvent
+from . import asking
 from .summary import summary_line, top_line
 
 if TYPE_CHECKING:
@@ -98,7 +99,12 @@ async def run_job(ls: BottleneckServer, script: str, running: Running) -> dict[s
     ended = "cancelled"
     try:
         if token is not None:
-            await ls.work_done_progress.create_async(token)
+            created = await asking.answer(
+                ls.work_done_progress.create_async(token), "window/workDoneProgress/create", ls.log
+            )
+            if created is None and token not in ls.work_done_progress.tokens:
+                token = None  # the profile goes on, without progress
+        if token is not None:
             ls.work_done_progress.begin(
                 token,
                 types.WorkDoneProgressBegin(

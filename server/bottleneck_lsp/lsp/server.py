@@ -31,7 +31,7 @@ from ..jobs import Job
 from ..jobspec import JobError
 from ..model import Document
 from . import annotations as notes
-from . import auth, reportdir, tracking, transport
+from . import asking, auth, reportdir, tracking, transport
 from .arguments import OpenResultArguments, ProfileArguments, strict
 from .jobrun import Running, run_job
 from .jobspec import job_spec, local_path, script_path
@@ -152,10 +152,9 @@ class BottleneckServer(LanguageServer):
 
     async def refresh_lenses(self) -> None:
         if self.supports_lens_refresh:
-            try:
-                await self.workspace_code_lens_refresh_async(None)
-            except Exception as exc:  # noqa: BLE001 - a client's refusal is not our failure
-                log.debug("codeLens refresh failed: %s", exc)
+            await asking.answer(
+                self.workspace_code_lens_refresh_async(None), "workspace/codeLens/refresh", self.log
+            )
 
     def open_lines(self, uri: str) -> list[str] | None:
         """The text of the document open at ``uri`` (any spelling of it), or None."""
@@ -476,11 +475,12 @@ async def show_report(ls: BottleneckServer, *args: Any) -> dict[str, Any]:
     uri = uris.from_fs_path(path)
     shown = False
     if ls.supports_show_document and uri:
-        try:
-            answer = await ls.window_show_document_async(types.ShowDocumentParams(uri=uri, take_focus=True))
-            shown = bool(answer and answer.success)
-        except Exception as exc:  # noqa: BLE001
-            ls.log(f"the client could not show {path}: {exc}")
+        answer = await asking.answer(
+            ls.window_show_document_async(types.ShowDocumentParams(uri=uri, take_focus=True)),
+            f"window/showDocument for {path}",
+            ls.log,
+        )
+        shown = bool(answer and answer.success)
     if not shown:  # a client that cannot open it (lsp-mode 8, a lens clicked): say where it is
         ls.tell(f"{os.path.basename(doc.script)}: the full report is in {path}", types.MessageType.Info)
     return {"uri": uri, "text": text}

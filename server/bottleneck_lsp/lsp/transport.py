@@ -117,6 +117,7 @@ class Listener:
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, gate: Gate) -> None:
         protocol = self.protocol
+        _keep_alive(writer)
         while not writer.is_closing():
             body = await read_message(reader, MESSAGE_LIMIT if gate.authorised else PRE_AUTH_LIMIT)
             if body is None:
@@ -252,3 +253,23 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return host == "localhost"
+
+
+KEEPALIVE_IDLE_S = 60  # a TCP client silent this long is probed; gone after 5 probes 10 s apart
+
+
+def _keep_alive(writer: asyncio.StreamWriter) -> None:
+    """TCP keepalive on a client's connection: a client whose machine went away (a laptop
+    asleep, a network cut) sends no end of file, and the server would wait for its next
+    message for ever; the probes end the connection within about 2 minutes instead."""
+    sock = writer.get_extra_info("socket")
+    if sock is None or sock.family not in (socket.AF_INET, socket.AF_INET6):
+        return
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+        for name, value in (("TCP_KEEPIDLE", KEEPALIVE_IDLE_S), ("TCP_KEEPINTVL", 10), ("TCP_KEEPCNT", 5)):
+            option = getattr(socket, name, None)
+            if option is not None:
+                sock.setsockopt(socket.IPPROTO_TCP, option, value)
+    except OSError as exc:
+        log.debug("TCP keepalive not set: %s", exc)

@@ -352,3 +352,18 @@ def test_a_thread_left_waiting_is_named_at_its_line_and_the_process_ended(tmp_pa
     assert (thread["name"], thread["state"], thread["line"]) == ("watcher", "waiting", waits)
     assert thread["code"].startswith("stop.wait()") and "in watch" in thread["stack"]
     assert part["lingering"]["grace_s"] == 5.0
+
+
+def test_an_exit_that_holds_the_gil_is_ended_with_the_stacks_of_its_threads(tmp_path: Path) -> None:
+    """The watcher of a lingering exit needs the GIL; an atexit handler that holds it for
+    ever (a regular expression that backtracks) leaves it to faulthandler's backstop, 15 s
+    after the results were written: the pass keeps its results, and its note has the stack."""
+    out = tmp_path / "doc.json"
+    script = SCRIPTS / "holds_gil_at_exit.py"
+    done = cli("--timeout", "120", "--passes", "sample", "--format", "json", "-o", str(out), str(script))
+    assert done.returncode == 0, done.stderr.decode()[-3000:]
+    part = json.loads(out.read_text())["passes"][0]
+    assert part["status"] == "ok" and "lingering" not in part
+    note = next(n for n in part["notes"] if "did not exit and held the GIL" in n)
+    assert "ended after 15 s" in note and "in backtrack" in note and "holds_gil_at_exit.py" in note, note
+    assert runner_pids("holds_gil_at_exit.py") == []

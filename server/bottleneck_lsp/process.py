@@ -19,7 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from .contract import STOP_TAKEN_SUFFIX, environment_file, rank_part
+from .contract import LINGER_STACKS_SUFFIX, STOP_TAKEN_SUFFIX, environment_file, rank_part
+from .runner.lingering import BACKSTOP_S, EXIT_GRACE_S
 from .runner.strays import end_strays
 
 if TYPE_CHECKING:
@@ -391,6 +392,9 @@ class RunnerProcess:
         try:
             with open(out, encoding="utf-8") as handle:
                 part: dict[str, Any] = json.load(handle)
+            held = _held_exit(out)
+            if held and "lingering" not in part:
+                part.setdefault("notes", []).append(held)
             return part
         except (OSError, ValueError):
             pass
@@ -425,6 +429,23 @@ class RunnerProcess:
             "traceback": stderr[-4000:],
         }
         return part
+
+
+def _held_exit(out: str) -> str:
+    """The note for a runner whose exit held the GIL past its bound after the results were
+    written (``runner/lingering.py``'s backstop: faulthandler's stacks beside them); ""
+    when there are none."""
+    try:
+        with open(out + LINGER_STACKS_SUFFIX, encoding="utf-8", errors="replace") as handle:
+            stacks = handle.read(4000).strip()
+    except OSError:
+        return ""
+    if not stacks:
+        return ""
+    return (
+        "the script ended, but its process did not exit and held the GIL: ended after "
+        f"{EXIT_GRACE_S + BACKSTOP_S:g} s. Its threads then (faulthandler):\n{stacks}"
+    )
 
 
 def _runs(pid: int, out: str) -> bool:

@@ -367,3 +367,18 @@ def test_an_exit_that_holds_the_gil_is_ended_with_the_stacks_of_its_threads(tmp_
     note = next(n for n in part["notes"] if "did not exit and held the GIL" in n)
     assert "ended after 15 s" in note and "in backtrack" in note and "holds_gil_at_exit.py" in note, note
     assert runner_pids("holds_gil_at_exit.py") == []
+
+
+def test_a_window_that_stops_a_script_with_a_waiting_thread_says_nothing_of_it(tmp_path: Path) -> None:
+    """Stopped mid-run (a window), the script's threads are where they were: the runner's
+    exit is bounded as always, but nothing is said of them (the script did not end)."""
+    out = tmp_path / "doc.json"
+    script = SCRIPTS / "waits_forever.py"
+    done = cli(
+        "--duration", "3", "--passes", "sample", "--format", "json", "-o", str(out), str(script), "--endless"
+    )
+    assert done.returncode == 0, done.stderr.decode()[-3000:]
+    part = json.loads(out.read_text())["passes"][0]
+    assert (part["status"], part["stopped_after_s"]) == ("ok", 3.0)
+    assert "lingering" not in part and not any("did not exit" in n for n in part["notes"]), part["notes"]
+    assert runner_pids("waits_forever.py") == []

@@ -64,7 +64,10 @@ def watch(
         if os.getpid() != me:  # pragma: no cover - a fork of the exiting process
             return
         try:
-            threads = describe(sys._current_frames(), files, _thread.get_ident())
+            # A pass stopped mid-run (a timeout, a window, a cancel) leaves the script's
+            # threads where they were: normal, nothing to explain; its exit is bounded alike.
+            stopped = part.get("status") == "terminated"
+            threads = [] if stopped else describe(sys._current_frames(), files, _thread.get_ident())
             if threads:
                 part["lingering"] = {
                     "script_ended_s": part.get("script_wall_s") or part.get("wall_s") or 0.0,

@@ -16,8 +16,8 @@ import sys
 import time
 from pathlib import Path
 
-from bottleneck_lsp.jobs import Job
-from bottleneck_lsp.jobspec import JobSpec
+from bottleneck_lsp.job.job import Job
+from bottleneck_lsp.job.spec import JobSpec
 
 HERE = Path(__file__).resolve().parent
 WORKLOADS = ("train_small", "vae", "lstm_lm", "event_heavy")

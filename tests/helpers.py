@@ -10,10 +10,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from bottleneck_lsp.jobs import Job
-from bottleneck_lsp.jobspec import JobSpec
-from bottleneck_lsp.model import Document
-from bottleneck_lsp.result import validate
+from bottleneck_lsp.analysis.result import validate
+from bottleneck_lsp.job.job import Job
+from bottleneck_lsp.job.spec import JobSpec
+from bottleneck_lsp.schema.model import Document
 
 SCRIPTS = Path(__file__).parent / "scripts"
 

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from bottleneck_lsp import report
-from bottleneck_lsp.model import Document
-from bottleneck_lsp.result import validate
+from bottleneck_lsp.analysis.result import validate
+from bottleneck_lsp.formats import report
 from bottleneck_lsp.runner.attribution import Attributor
 from bottleneck_lsp.runner.paths import FileClassifier
+from bottleneck_lsp.schema.model import Document
 from helpers import SCRIPTS, marker_line, part_of, run_job
 
 

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import torch
 
-from bottleneck_lsp import report
-from bottleneck_lsp.model import Document
-from bottleneck_lsp.result import validate
+from bottleneck_lsp.analysis.result import validate
+from bottleneck_lsp.formats import report
+from bottleneck_lsp.schema.model import Document
 from helpers import SCRIPTS, marker_line
 from lsp_helpers import runner_pids
 
@@ -130,8 +130,8 @@ def test_a_python_heavy_script_is_told_why_its_autograd_pass_took_so_long(tmp_pa
 
 
 def test_the_python_heavy_note_needs_both_the_count_and_the_cost() -> None:
-    from bottleneck_lsp.contract import PYTHON_HEAVY_CALLS
     from bottleneck_lsp.runner.autogradpass import python_heavy_note
+    from bottleneck_lsp.schema.contract import PYTHON_HEAVY_CALLS
 
     assert python_heavy_note(PYTHON_HEAVY_CALLS, 10.0, 1.0)
     assert not python_heavy_note(PYTHON_HEAVY_CALLS - 1, 10.0, 1.0)  # few calls: a slow stop is not theirs

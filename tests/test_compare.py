@@ -17,11 +17,11 @@ from lsprotocol import types
 from pygls import uris
 from pytest_lsp import LanguageClient
 
-from bottleneck_lsp.analysis import WALL
-from bottleneck_lsp.cliargs import MIN_REGRESSION_MS
-from bottleneck_lsp.compare import compare, regressions
-from bottleneck_lsp.model import RankedLine
-from bottleneck_lsp.result import load_document
+from bottleneck_lsp.analysis.compare import compare, regressions
+from bottleneck_lsp.analysis.ranking import WALL
+from bottleneck_lsp.analysis.result import load_document
+from bottleneck_lsp.cli_args import MIN_REGRESSION_MS
+from bottleneck_lsp.schema.model import RankedLine
 from lsp_helpers import execute
 
 CLI = os.path.join(os.path.dirname(sys.executable), "bottleneck-lsp")

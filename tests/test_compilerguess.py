@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bottleneck_lsp.compilerguess import guess, needs_compiler_stack
+from bottleneck_lsp.job.compiler_guess import guess, needs_compiler_stack
 
 
 def write(folder: Path, files: dict[str, str]) -> Path:

@@ -1,5 +1,5 @@
 """The cprofile pass recorded in the cpu pass's run where the script's time is in C
-(cprofileride.py, runner/ownstats.py's through_runner): one run of the script fewer, the
+(cprofile_ride.py, runner/ownstats.py's through_runner): one run of the script fewer, the
 same table as a run of its own, and a run of its own after all when the cpu pass's run
 was slowed.
 
@@ -16,11 +16,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from bottleneck_lsp import analysis, cprofileride, report
-from bottleneck_lsp.jobs import Job, JobEvent
-from bottleneck_lsp.jobspec import JobSpec
-from bottleneck_lsp.model import Document, EventBudget, Function, Pass, SampledLine, Samples, Tool
+from bottleneck_lsp.analysis import ranking
+from bottleneck_lsp.formats import report
+from bottleneck_lsp.job import cprofile_ride
+from bottleneck_lsp.job.job import Job, JobEvent
+from bottleneck_lsp.job.spec import JobSpec
 from bottleneck_lsp.runner.ownstats import through_runner, without_runner
+from bottleneck_lsp.schema.model import Document, EventBudget, Function, Pass, SampledLine, Samples, Tool
 from helpers import SCRIPTS, compiled, marker_line, typed
 
 
@@ -96,9 +98,9 @@ def test_one_run_is_not_compared_with_itself_for_passes_disagree() -> None:
     assert ridden is not None and ridden.within == "cpu" and cpu is not None
     step = next(f for f in ridden.functions if f.function == "step")
     step.ncalls = step.primitive_calls = 11  # as if the tables disagreed
-    assert analysis.disagreements(doc) == []
+    assert ranking.disagreements(doc) == []
     ridden.within = None  # two runs that disagree are still reported
-    found = analysis.disagreements(doc)
+    found = ranking.disagreements(doc)
     assert [(d.function, d.counts) for d in found] == [("step", {"cprofile": 11, "cpu": 12})]
 
 
@@ -111,7 +113,7 @@ def test_a_cpu_pass_run_slowed_by_the_table_gives_cprofile_a_run_of_its_own() ->
     assert alone is not None and alone.status == "ok" and alone.within is None
     assert alone.wall_s is not None
     note = next(n for n in alone.notes if n.startswith("run after the cpu pass, alone"))
-    assert f"(more than {cprofileride.MAX_COST}x)" in note, note
+    assert f"(more than {cprofile_ride.MAX_COST}x)" in note, note
     text = report.render(doc, cwd=str(SCRIPTS))
     assert "note: run after the cpu pass, alone: the cpu pass's run, with cProfile in it, took" in text
     assert doc.ranking is not None and doc.ranking.lines[0].line == marker_line(
@@ -124,8 +126,8 @@ def test_a_script_whose_time_is_in_python_keeps_cprofile_in_a_run_of_its_own() -
     assert _started(events) == [("sample", 0, 3), ("cprofile", 1, 3), ("cpu", 2, 3)]
     own = doc.pass_named("cprofile")
     assert own is not None and own.within is None
-    share = cprofileride.python_share(doc.pass_named("sample"))
-    assert share is not None and share > cprofileride.MAX_PYTHON_SHARE
+    share = cprofile_ride.python_share(doc.pass_named("sample"))
+    assert share is not None and share > cprofile_ride.MAX_PYTHON_SHARE
 
 
 # -- the choice, figure by figure ---------------------------------------------------------
@@ -166,13 +168,13 @@ RIDER = {"script_wall_s": 2.0, "event_count": 10, "totals": {"tottime_s": 1.9, "
 
 
 def test_which_scripts_ride_and_which_tables_are_kept() -> None:
-    assert cprofileride.may_ride(_passes()[0], ["cpu"])
-    assert not cprofileride.may_ride(_passes()[0], ["cuda"])  # no cpu pass to ride in
-    assert not cprofileride.may_ride(_passes(body=0.5)[0], ["cpu"])  # a run of its own costs little
-    assert not cprofileride.may_ride(_passes(python=0.2)[0], ["cpu"])  # cProfile would slow it
+    assert cprofile_ride.may_ride(_passes()[0], ["cpu"])
+    assert not cprofile_ride.may_ride(_passes()[0], ["cuda"])  # no cpu pass to ride in
+    assert not cprofile_ride.may_ride(_passes(body=0.5)[0], ["cpu"])  # a run of its own costs little
+    assert not cprofile_ride.may_ride(_passes(python=0.2)[0], ["cpu"])  # cProfile would slow it
 
     doc, cpu = _passes(cpu_body=2.2)
-    made, why = cprofileride.ridden(RIDER, cpu, doc)
+    made, why = cprofile_ride.ridden(RIDER, cpu, doc)
     assert made is not None and made.within == "cpu" and why == ""
     assert "took 1.10x the sample pass's run, recording 9,091 events a second" in made.notes[0]
     refused = [
@@ -187,7 +189,7 @@ def test_which_scripts_ride_and_which_tables_are_kept() -> None:
         (_passes(), None, "could not record cProfile's table"),
     ]
     for (doc, cpu), rider, reason in refused:
-        made, why = cprofileride.ridden(rider, cpu, doc)
+        made, why = cprofile_ride.ridden(rider, cpu, doc)
         assert made is None and reason in why, (reason, why)
 
 

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from bottleneck_lsp import analysis, report
+from bottleneck_lsp.analysis import ranking
+from bottleneck_lsp.formats import report
 from bottleneck_lsp.lsp import annotations
 from bottleneck_lsp.lsp.summary import summary_line
 from helpers import SCRIPTS, marker_line, run_typed
@@ -20,7 +21,7 @@ PASSES = ("sample", "cprofile", "cpu")
 
 def test_a_script_doing_different_work_per_pass_is_flagged(tmp_path: Path) -> None:
     doc = run_typed("counts_vary.py", str(tmp_path / "runs"), passes=PASSES)
-    found = analysis.disagreements(doc)
+    found = ranking.disagreements(doc)
     assert [d.function for d in found] == ["step"], found
     step = found[0]
     # the cprofile pass ran second (10 + 7 calls), the cpu pass third (10 + 14)
@@ -41,7 +42,7 @@ def test_a_script_doing_the_same_work_is_not_flagged() -> None:
     cpu = doc.pass_named("cpu")
     expected = {"batches", "forward", "depth"} | ({"<listcomp>"} if sys.version_info < (3, 12) else set())
     assert cpu is not None and {f.function for f in cpu.function_calls} >= expected
-    assert analysis.disagreements(doc) == []
+    assert ranking.disagreements(doc) == []
     assert "disagree" not in report.render(doc)
 
 
@@ -70,7 +71,7 @@ def test_a_threaded_script_doing_the_same_work_is_not_flagged(exact_lines: bool)
     assert cprofile is not None and cpu is not None
     assert [f.ncalls for f in cprofile.functions if f.user and f.function == "work"] == [expected]
     assert [f.count for f in cpu.function_calls if f.function == "work"] == [expected]
-    assert analysis.disagreements(doc) == []
+    assert ranking.disagreements(doc) == []
     assert "disagree" not in report.render(doc)
 
 
@@ -135,9 +136,9 @@ def test_a_threads_hot_line_is_shown_and_marked_with_the_default_passes() -> Non
     doc = run_typed("threaded_hot.py")
     assert doc.status == "ok"
     hot_line = 12
-    row = next(r for r in analysis.hotspots(doc) if r.line == hot_line)
-    cell = row.columns[analysis.THREADS]
-    assert cell.share > 0.5 and analysis.marked_for(row) == analysis.THREADS
+    row = next(r for r in ranking.hotspots(doc) if r.line == hot_line)
+    cell = row.columns[ranking.THREADS]
+    assert cell.share > 0.5 and ranking.marked_for(row) == ranking.THREADS
     text = report.render(doc, cwd=str(SCRIPTS))
     table = text[text.index("Hotspots by source line") :].splitlines()
     shown = next(x for x in table if f"threaded_hot.py:{hot_line}  " in x)
@@ -145,10 +146,10 @@ def test_a_threads_hot_line_is_shown_and_marked_with_the_default_passes() -> Non
     assert "  threads: the same sampled wall time: other threads'" in text
     said = next(x for x in text.splitlines() if x.startswith(f"threaded_hot.py:{hot_line}:9: warning: "))
     assert "other threads ran here" in said and "of the main thread's" in said
-    items = annotations.build(doc, analysis.Thresholds())
+    items = annotations.build(doc, ranking.Thresholds())
     marked = next(a for a in items if a.row is not None and a.line == hot_line - 1)
-    diagnostic = json.loads(annotations.diagnostic(marked, analysis.Thresholds()) or "{}")
-    assert diagnostic["code"] == analysis.THREADS and "other threads ran here" in diagnostic["message"]
+    diagnostic = json.loads(annotations.diagnostic(marked, ranking.Thresholds()) or "{}")
+    assert diagnostic["code"] == ranking.THREADS and "other threads ran here" in diagnostic["message"]
     lens = annotations.code_lens(marked)
     assert lens is not None and lens.command is not None
     assert lens.command.title.startswith("threads "), lens.command.title
@@ -163,10 +164,10 @@ def test_a_thread_that_only_waits_at_a_line_is_said_to_wait_not_run() -> None:
     doc = run_typed("waits_forever.py", passes=("sample",))
     assert doc.status == "ok"
     waits = marker_line("waits_forever.py", "WAITS")
-    row = next(r for r in analysis.all_rows(doc) if r.line == waits)
-    cell = row.columns[analysis.THREADS]
-    assert cell.running_s is not None and cell.running_s < 0.1 * cell.time_s and analysis.threads_waited(cell)
-    assert analysis.severity(row, analysis.Thresholds()) != analysis.WARNING
+    row = next(r for r in ranking.all_rows(doc) if r.line == waits)
+    cell = row.columns[ranking.THREADS]
+    assert cell.running_s is not None and cell.running_s < 0.1 * cell.time_s and ranking.threads_waited(cell)
+    assert ranking.severity(row, ranking.Thresholds()) != ranking.WARNING
     text = report.render(doc, cwd=str(SCRIPTS))
     said = next(x for x in text.splitlines() if x.startswith(f"waits_forever.py:{waits}:5: "))
     assert said.startswith(f"waits_forever.py:{waits}:5: note: other threads waited here "), said

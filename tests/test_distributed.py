@@ -250,8 +250,8 @@ def test_waiting_and_the_straggler_follow_from_the_collectives_start_times() -> 
     all-reduces, 10 ms early at the fourth. Its lines above the others' are those of its
     work, not those where it waited: joining the group (the first to start waits longest)
     or an explicit all-reduce."""
-    from bottleneck_lsp import distributed
-    from bottleneck_lsp.model import Cell, Collective, LineOp, Pass, RankedLine, Ranking, RankRun
+    from bottleneck_lsp.analysis import distributed
+    from bottleneck_lsp.schema.model import Cell, Collective, LineOp, Pass, RankedLine, Ranking, RankRun
 
     def line(number: int, text: str, line_s: float, ops: list[LineOp]) -> RankedLine:
         wall = {"wall-time": Cell(share=0.2, time_s=line_s)}
@@ -292,8 +292,8 @@ def test_a_wait_for_two_buckets_in_flight_together_is_counted_once() -> None:
     """DDP issues a step's bucket all-reduces back to back: rank 0 enters both 1 ms apart,
     rank 1 both 20 ms later. Rank 0 waited from 0 to 21 ms: 21 ms of its time, not 40; its
     time in the backend's work (two overlapping ``gloo:all_reduce`` spans) is their union."""
-    from bottleneck_lsp import distributed
-    from bottleneck_lsp.model import Cell, Collective, Pass, RankedLine, Ranking, RankRun
+    from bottleneck_lsp.analysis import distributed
+    from bottleneck_lsp.schema.model import Cell, Collective, Pass, RankedLine, Ranking, RankRun
 
     ms = 1_000_000
 

@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 import torch
 
-from bottleneck_lsp.jobs import Job, JobEvent
-from bottleneck_lsp.jobspec import JobSpec
+from bottleneck_lsp.job.job import Job, JobEvent
+from bottleneck_lsp.job.spec import JobSpec
 from bottleneck_lsp.runner import lineranges
 from helpers import SCRIPTS, marker_line, run_job, run_typed, typed
 from lsp_helpers import our_folders, our_processes, runner_pids

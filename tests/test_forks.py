@@ -16,12 +16,13 @@ from typing import Any
 
 import pytest
 
-from bottleneck_lsp import forks, report
-from bottleneck_lsp.contract import RunnerArgs
-from bottleneck_lsp.forks import ForkServer
-from bottleneck_lsp.jobs import Job
-from bottleneck_lsp.jobspec import JobSpec
-from bottleneck_lsp.model import Document
+from bottleneck_lsp.formats import report
+from bottleneck_lsp.job.job import Job
+from bottleneck_lsp.job.spec import JobSpec
+from bottleneck_lsp.processes import fork_server
+from bottleneck_lsp.processes.fork_server import ForkServer
+from bottleneck_lsp.schema.contract import RunnerArgs
+from bottleneck_lsp.schema.model import Document
 from helpers import SCRIPTS, marker_line, part_of, run_job
 from lsp_helpers import fork_servers, gone, our_folders, runner_pids
 
@@ -182,7 +183,7 @@ def test_a_fork_server_killed_mid_pass_leaves_the_job_its_folder_and_its_later_p
 
 
 def test_without_fork_the_job_says_so_and_starts_each_pass_afresh(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(forks, "can_fork", lambda: "forking is not supported on plan9")
+    monkeypatch.setattr(fork_server, "can_fork", lambda: "forking is not supported on plan9")
     doc = run_job("fn_call.py", passes=("cprofile", "cpu"))
     first, second = doc["passes"]
     assert first["notes"] == [
@@ -195,7 +196,7 @@ def test_a_server_that_cannot_start_says_why(tmp_path: Path) -> None:
     fake = tmp_path / "python"
     fake.write_text("#!/bin/sh\necho 'no such module here' >&2\nexit 1\n")
     fake.chmod(0o755)
-    with pytest.raises(forks.ForkServerError, match="no such module here"):
+    with pytest.raises(fork_server.ForkServerError, match="no such module here"):
         asyncio.run(ForkServer.start(str(fake)))
 
 
@@ -235,8 +236,8 @@ def test_killing_the_cli_takes_the_fork_server_and_its_pass_along() -> None:
 
 HOST_KILLED_AFTER_A_PASS = r"""
 import asyncio, os, signal, sys
-from bottleneck_lsp.contract import RunnerArgs
-from bottleneck_lsp.forks import ForkServer, runner_folder
+from bottleneck_lsp.processes.fork_server import ForkServer, runner_folder
+from bottleneck_lsp.schema.contract import RunnerArgs
 
 async def main():
     server = await ForkServer.start(sys.executable)
@@ -437,18 +438,18 @@ def _in_fresh_process(code: str, timeout: float = 120) -> list[str]:
 
 
 def test_the_command_line_starts_its_fork_server_before_its_own_imports() -> None:
-    """``profile`` starts the fork server first (forklaunch.early), and the job adopts that
+    """``profile`` starts the fork server first (fork_launch.early), and the job adopts that
     very process: torch's import runs beside the command line's own imports. Its ready
     message may be waiting already (it once went unread, and the job waited for ever)."""
     probe = (
         "import asyncio, sys\n"
-        "from bottleneck_lsp import forklaunch\n"
-        f"forklaunch.early(['--passes', 'cpu', {str(SCRIPTS / 'fn_call.py')!r}])\n"
-        "early = forklaunch._early.popen.pid\n"
-        "assert 'bottleneck_lsp.jobs' not in sys.modules\n"
+        "from bottleneck_lsp.processes import fork_launch\n"
+        f"fork_launch.early(['--passes', 'cpu', {str(SCRIPTS / 'fn_call.py')!r}])\n"
+        "early = fork_launch._early.popen.pid\n"
+        "assert 'bottleneck_lsp.job.job' not in sys.modules\n"
         "import select\n"  # its ready message waits, sent before anyone reads (a race, once)
-        "assert select.select([forklaunch._early.sock], [], [], 120)[0]\n"
-        "from bottleneck_lsp.forks import ForkServer\n"
+        "assert select.select([fork_launch._early.sock], [], [], 120)[0]\n"
+        "from bottleneck_lsp.processes.fork_server import ForkServer\n"
         "async def main():\n"
         "    server = await ForkServer.start(sys.executable)\n"
         "    print(early, server.proc.pid, server.startup['import_torch_s'] > 0)\n"
@@ -466,19 +467,20 @@ def test_an_early_fork_server_nobody_adopts_is_killed_at_exit() -> None:
     before = our_folders()
     probe = (
         "import sys\n"
-        "from bottleneck_lsp import forklaunch\n"
-        "forklaunch.early(['--python', sys.executable, 'train.py'])\n"
-        "print(forklaunch._early.popen.pid)\n"
-        "assert forklaunch.take('/usr/bin/python-other') is None  # another interpreter: killed\n"
-        "forklaunch.early(['train.py'])\n"
-        "print(forklaunch._early.popen.pid)\n"
+        "from bottleneck_lsp.processes import fork_launch\n"
+        "fork_launch.early(['--python', sys.executable, 'train.py'])\n"
+        "print(fork_launch._early.popen.pid)\n"
+        "assert fork_launch.take('/usr/bin/python-other') is None  # another interpreter: killed\n"
+        "fork_launch.early(['train.py'])\n"
+        "print(fork_launch._early.popen.pid)\n"
     )
     first, second = (int(pid) for pid in _in_fresh_process(probe))
     assert gone(first) and gone(second)
     assert our_folders() - before == set()
     for words in (["--no-fork", "train.py"], ["--nproc-per-node", "2", "train.py"], ["--help"]):
         quiet = (
-            f"from bottleneck_lsp import forklaunch\nforklaunch.early({words!r})\nprint(forklaunch._early)\n"
+            "from bottleneck_lsp.processes import fork_launch\n"
+            f"fork_launch.early({words!r})\nprint(fork_launch._early)\n"
         )
         assert _in_fresh_process(quiet, 60) == ["None"], words
 
@@ -568,7 +570,7 @@ def test_a_first_ctrl_c_or_sigterm_reports_what_the_passes_so_far_measured_and_l
 
 def test_a_script_that_calls_torch_compile_finds_inductor_loaded_by_the_fork_server(tmp_path: Path) -> None:
     """The first torch.compile call of a process imports inductor's code generator (0.7 s
-    here): with the guess (compilerguess.py) the fork server imports it once, before the
+    here): with the guess (job/compiler_guess.py) the fork server imports it once, before the
     passes fork, and the script's torch.compile line is not charged it in each pass. A
     script that only builds an optimizer gets the compiler stack without it."""
 
@@ -590,7 +592,7 @@ def test_a_fork_server_that_stops_answering_is_given_up_and_the_pass_starts_afre
     """A frozen fork server (stopped, or its one thread blocked) never answers a fork
     request: the wait for it is bounded (issue 44), the pass starts in an interpreter of its
     own and says why, and the child it forks once it runs again is killed."""
-    monkeypatch.setattr(forks, "SPAWN_TIMEOUT_S", 3.0)
+    monkeypatch.setattr(fork_server, "SPAWN_TIMEOUT_S", 3.0)
     script = tmp_path / "ticks.py"
     script.write_text("import time\nfor _ in range(5):\n    time.sleep(0.05)\n")
 

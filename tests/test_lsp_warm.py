@@ -15,8 +15,8 @@ from lsprotocol import types
 from pygls import uris
 from pytest_lsp import ClientServerConfig, LanguageClient
 
-from bottleneck_lsp.contract import RunnerArgs
 from bottleneck_lsp.lsp.warm import Lease, WarmForks
+from bottleneck_lsp.schema.contract import RunnerArgs
 from lsp_helpers import (
     SCRIPTS,
     SERVER,

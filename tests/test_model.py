@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from bottleneck_lsp import model
-from bottleneck_lsp.model import Document, ModelError
-from bottleneck_lsp.replay import replay
+from bottleneck_lsp.job.replay import replay
+from bottleneck_lsp.schema import model
+from bottleneck_lsp.schema.model import Document, ModelError
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from bottleneck_lsp.jobs import Job
-from bottleneck_lsp.jobspec import JobError, JobSpec
+from bottleneck_lsp.job.job import Job
+from bottleneck_lsp.job.spec import JobError, JobSpec
 from helpers import SCRIPTS, typed
 
 CLI = os.path.join(os.path.dirname(sys.executable), "bottleneck-lsp")
@@ -176,7 +176,7 @@ def test_a_package_file_run_as_a_file_is_told_how_to_run_as_a_module(tmp_path: A
 def test_the_file_found_is_the_one_python_dash_m_runs(tmp_path: Any) -> None:
     """Where a package and a module share a name, Python's import system decides: a regular
     package, then a module, then a namespace package. Each candidate prints its own path."""
-    from bottleneck_lsp.modulepath import find_module_file
+    from bottleneck_lsp.paths.module_path import find_module_file
 
     files = ["a/__init__.py", "a/b/__init__.py", "a/b/__main__.py", "a/b.py", "ns/__main__.py", "ns.py"]
     for name in files:

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from bottleneck_lsp import report
+from bottleneck_lsp.formats import report
 from bottleneck_lsp.runner.ownstats import without_runner
 from helpers import SCRIPTS, compiled, run_typed
 

@@ -11,13 +11,14 @@ from pathlib import Path
 from lsprotocol import types
 from pygls.protocol import default_converter
 
-from bottleneck_lsp import analysis, report, wording
-from bottleneck_lsp.analysis import Thresholds
+from bottleneck_lsp.analysis import ranking
+from bottleneck_lsp.analysis.ranking import Thresholds
+from bottleneck_lsp.analysis.result import load, validate
+from bottleneck_lsp.formats import report, wording
 from bottleneck_lsp.lsp import annotations, tracking
 from bottleneck_lsp.lsp.settings import Settings, merge
 from bottleneck_lsp.lsp.summary import summary_line
-from bottleneck_lsp.model import Cell, Document
-from bottleneck_lsp.result import load, validate
+from bottleneck_lsp.schema.model import Cell, Document
 
 FIXTURE = Path(__file__).parent / "fixtures" / "train-cpu.json"
 
@@ -46,40 +47,40 @@ def test_recorded_result_is_valid_and_a_bad_one_is_refused(tmp_path: Path) -> No
 
 def test_one_row_per_line_ranked_by_wall_time_with_every_column() -> None:
     doc = recorded()
-    rows = analysis.all_rows(doc)
+    rows = ranking.all_rows(doc)
     keys = [r.key for r in rows]
     assert len(keys) == len(set(keys))  # one row per line
-    assert all(r.kind == analysis.WALL for r in rows)
+    assert all(r.kind == ranking.WALL for r in rows)
     shares = [r.share for r in rows]
     assert shares == sorted(shares, reverse=True)
     top = rows[0]
     assert (top.line, top.text) == (42, "loss.backward()")  # the backward line, then the planted matmul
     assert rows[1].line == 23 and rows[1].text.startswith("h = torch.tanh(h @ self.mixer)")
-    assert set(top.columns) >= {analysis.WALL, analysis.PYTHON, analysis.CPU}
+    assert set(top.columns) >= {ranking.WALL, ranking.PYTHON, ranking.CPU}
     assert top.backward and {f.line for f in top.forward_lines} >= {23}
     # each column's shares are of one denominator, and add up to at most 1
-    for kind in (analysis.WALL, analysis.CPU):
+    for kind in (ranking.WALL, ranking.CPU):
         assert sum(r.columns[kind].share for r in rows if kind in r.columns) <= 1.0 + 1e-6
-    assert analysis.verdict(doc) is None  # no GPU in this recording
+    assert ranking.verdict(doc) is None  # no GPU in this recording
     # the ranking the document carries is this one, row for row
     assert doc.ranking is not None and doc.ranking.lines == rows
 
 
 def test_thresholds_choose_the_rows_shown() -> None:
     doc = recorded()
-    assert len(analysis.hotspots(doc, Thresholds(min_share=1.0, top=1))) == 1
-    some = analysis.hotspots(doc, Thresholds(min_share=0.05, top=0))
+    assert len(ranking.hotspots(doc, Thresholds(min_share=1.0, top=1))) == 1
+    some = ranking.hotspots(doc, Thresholds(min_share=0.05, top=0))
     assert some and all(r.share >= 0.05 for r in some)
-    many = analysis.hotspots(doc, Thresholds(min_share=1.0, top=5))
-    assert [r.key for r in many] == [r.key for r in analysis.all_rows(doc)[:5]]
+    many = ranking.hotspots(doc, Thresholds(min_share=1.0, top=5))
+    assert [r.key for r in many] == [r.key for r in ranking.all_rows(doc)[:5]]
 
 
 def test_without_the_sample_pass_rows_are_ranked_by_op_cpu_time() -> None:
     doc = recorded()
     doc.passes = [p for p in doc.passes if p.name != "sample"]
-    rows = analysis.hotspots(analysis.conclude(doc), Thresholds())
-    assert rows and all(r.kind == analysis.CPU for r in rows)
-    assert rows[0].line == 42 and analysis.WALL not in rows[0].columns
+    rows = ranking.hotspots(ranking.conclude(doc), Thresholds())
+    assert rows and all(r.kind == ranking.CPU for r in rows)
+    assert rows[0].line == 42 and ranking.WALL not in rows[0].columns
 
 
 def test_text_report_sections_and_one_compiler_line_per_line() -> None:
@@ -121,11 +122,11 @@ def test_annotations_one_diagnostic_per_line_with_lens_and_hover() -> None:
     assert diag["source"] == "bottleneck"
     assert diag["range"]["start"]["line"] == hot.line
     assert diag["data"]["row"]["share"] == hot.row.share
-    assert diag["data"]["row"]["columns"]["cpu-op-time"]["share"] == hot.row.columns[analysis.CPU].share
+    assert diag["data"]["row"]["columns"]["cpu-op-time"]["share"] == hot.row.columns[ranking.CPU].share
     # what a client's LSP library makes of it: a valid Diagnostic with the same message
     typed = default_converter().structure(diag, types.Diagnostic)
     assert typed.message == wording.message(hot.row)
-    assert typed.code == analysis.WALL
+    assert typed.code == ranking.WALL
     assert typed.related_information and typed.related_information[0].location.range.start.line in (
         20,
         22,
@@ -202,11 +203,11 @@ def test_the_duration_setting_takes_seconds_and_0_or_null_for_the_whole_run() ->
 
 
 def test_a_python_share_that_would_print_as_zero_is_left_out() -> None:
-    row = analysis.all_rows(recorded())[0]
-    wall = row.columns[analysis.WALL]
-    row.columns[analysis.PYTHON] = Cell(time_s=wall.time_s * 0.0001, share=0.0001)
+    row = ranking.all_rows(recorded())[0]
+    wall = row.columns[ranking.WALL]
+    row.columns[ranking.PYTHON] = Cell(time_s=wall.time_s * 0.0001, share=0.0001)
     assert "running Python" not in wording.message(row)
-    row.columns[analysis.PYTHON] = Cell(time_s=wall.time_s * 0.2, share=0.2)
+    row.columns[ranking.PYTHON] = Cell(time_s=wall.time_s * 0.2, share=0.2)
     assert "20.0% running Python" in wording.message(row)
 
 

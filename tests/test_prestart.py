@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from bottleneck_lsp.jobs import Job
-from bottleneck_lsp.jobspec import JobSpec
+from bottleneck_lsp.job.job import Job
+from bottleneck_lsp.job.spec import JobSpec
 from helpers import marker_line, run_job
 from lsp_helpers import runner_pids
 

@@ -17,12 +17,13 @@ import pytest
 from lsprotocol import types
 from pygls.protocol import default_converter
 
-from bottleneck_lsp import analysis, report
-from bottleneck_lsp.analysis import Thresholds
+from bottleneck_lsp.analysis import ranking
+from bottleneck_lsp.analysis.ranking import Thresholds
+from bottleneck_lsp.analysis.result import validate
+from bottleneck_lsp.formats import report
+from bottleneck_lsp.job.replay import RecordingError, replay
 from bottleneck_lsp.lsp import annotations
 from bottleneck_lsp.lsp.summary import summary_line
-from bottleneck_lsp.replay import RecordingError, replay
-from bottleneck_lsp.result import validate
 from bottleneck_lsp.runner.device import union_ns
 from helpers import SCRIPTS, part_of, typed
 
@@ -135,7 +136,7 @@ def test_editor_annotations_from_a_replayed_document_carry_device_figures_and_th
     text = annotations.diagnostic(hot, Thresholds())
     assert text is not None
     diag = default_converter().structure(json.loads(text), types.Diagnostic)
-    assert diag.code == analysis.DEVICE
+    assert diag.code == ranking.DEVICE
     assert diag.severity == types.DiagnosticSeverity.Warning
     assert diag.message.startswith("99.8% of device time (107 ms, 40 kernels): sm80_xmma_gemm")
     assert "launched by aten::mm" in diag.message and "; 65.3% of op CPU time" in diag.message

@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from bottleneck_lsp import analysis, report, wording
-from bottleneck_lsp.analysis import Thresholds
+from bottleneck_lsp.analysis import ranking
+from bottleneck_lsp.analysis.ranking import Thresholds
+from bottleneck_lsp.formats import report, wording
 from bottleneck_lsp.lsp import annotations
-from bottleneck_lsp.projectroot import project_root
+from bottleneck_lsp.paths.project_root import project_root
 from helpers import SCRIPTS, marker_line, part_of, run_job, run_typed
 
 
@@ -187,7 +188,7 @@ def test_a_compiled_function_compiles_once_in_every_pass_and_its_compile_time_is
     # ... and so do that line's report line, lens and hover: most of its wall time compiled
     line = next(x for x in sample["samples"]["lines"] if x["line"] == hot)
     assert 0.5 * line["wall_s"] < line["compiling_s"] <= line["wall_s"], line
-    row = next(r for r in analysis.hotspots(typed_doc) if r.line == hot)
+    row = next(r for r in ranking.hotspots(typed_doc) if r.line == hot)
     text = report.render(typed_doc, cwd=str(SCRIPTS))
     said = next(x for x in text.splitlines() if x.startswith(f"compiled_eager.py:{hot}:"))
     # the table's compile column, its cells under its header (7 letters, wider than a cell)
@@ -226,7 +227,7 @@ def test_a_torchscript_functions_ops_are_on_its_call_line_marked_with_its_name_a
     function TorchScript itself runs at a first call ("defaults", no op) is not named."""
     script = SCRIPTS.parent / "fidelity" / "corpus" / "jit_scripted.py"
     doc = run_typed(str(script), passes=("cpu",))
-    row = analysis.hotspots(doc)[0]
+    row = ranking.hotspots(doc)[0]
     assert row.line == marker_line(str(script), "# MEASURE:jit")
     assert row.opaque == ["TorchScript function scripted"], row.opaque
     assert wording.message(row).endswith(
@@ -261,7 +262,7 @@ def test_the_scripts_project_is_the_users_code(tmp_path: Path, marker: str | Non
     elif project_root(str(train)) is not None:
         pytest.skip("the temporary folder lies inside a project (TMPDIR or --basetemp)")
     doc = run_typed(str(train), passes=("cpu",))
-    first = analysis.hotspots(doc)[0]
+    first = ranking.hotspots(doc)[0]
     if marker is None:
         assert (first.file, first.line) == (str(train), 10), first
     else:

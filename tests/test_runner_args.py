@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from bottleneck_lsp.contract import RunnerArgs
+from bottleneck_lsp.schema.contract import RunnerArgs
 
 
 def test_every_field_survives_the_runners_command_line() -> None:

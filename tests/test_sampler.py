@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from bottleneck_lsp import report
-from bottleneck_lsp.model import Document
+from bottleneck_lsp.formats import report
+from bottleneck_lsp.schema.model import Document
 from helpers import SCRIPTS, interpreters, marker_line, part_of, run_job
 
 CLI = os.path.join(os.path.dirname(sys.executable), "bottleneck-lsp")

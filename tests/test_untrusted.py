@@ -19,11 +19,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bottleneck_lsp import analysis, report
-from bottleneck_lsp.model import Document
-from bottleneck_lsp.replay import RecordingError, replay
-from bottleneck_lsp.result import ResultError, load, validate
+from bottleneck_lsp.analysis import ranking
+from bottleneck_lsp.analysis.result import ResultError, load, validate
+from bottleneck_lsp.formats import report
+from bottleneck_lsp.job.replay import RecordingError, replay
 from bottleneck_lsp.runner import recording
+from bottleneck_lsp.schema.model import Document
 
 CLI = os.path.join(os.path.dirname(sys.executable), "bottleneck-lsp")
 FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -169,7 +170,7 @@ def test_any_recording_replays_inside_its_root_and_writes_nothing(
     hostname = Path("/etc/hostname").read_text().strip() if Path("/etc/hostname").exists() else ""
     if len(hostname) > 3:  # /etc/hostname's text is never shown, whatever the recording says
         assert hostname not in text or hostname in json.dumps(doc)
-    analysis.hotspots(result)
+    ranking.hotspots(result)
 
 
 def test_paths_that_climb_out_of_the_root_are_not_followed(tmp_path: Path) -> None:

@@ -31,8 +31,8 @@ run() {  # name, script, args...
         > "$OUT/$name.cuda-replay.txt" 2>&1 || true
     "$PY" - "$OUT/$name.result.json" > "$OUT/$name.report.txt" 2>&1 <<'PYEOF'
 import json, sys
-from bottleneck_lsp import report
-from bottleneck_lsp.model import Document
+from bottleneck_lsp.formats import report
+from bottleneck_lsp.schema.model import Document
 print(report.render(Document.from_json(json.load(open(sys.argv[1])))))
 PYEOF
 }

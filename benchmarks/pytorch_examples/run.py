@@ -361,7 +361,8 @@ def ours_summary(doc: dict[str, Any], text: str) -> dict[str, Any]:
 
 
 RENDER = (
-    "import json, sys; from bottleneck_lsp import report; from bottleneck_lsp.model import Document; "
+    "import json, sys; from bottleneck_lsp.formats import report; "
+    "from bottleneck_lsp.schema.model import Document; "
     "doc = Document.from_json(json.load(open(sys.argv[1]))); "
     "sys.stdout.write(report.render(doc, cwd=sys.argv[2]))"
 )

@@ -16,9 +16,11 @@ import sys
 import tempfile
 from typing import Any
 
-from . import analysis, diffreport, report, sarif, wording
-from .analysis import Thresholds
-from .cliargs import (
+from .analysis import ranking
+from .analysis.compare import Comparison, Regression, compare, regressions
+from .analysis.ranking import Thresholds
+from .analysis.result import ResultError, load_document
+from .cli_args import (
     TIMELINE_FORMATS,
     command_parser,
     launcher_options,
@@ -27,12 +29,11 @@ from .cliargs import (
     split_script_argv,
     with_script_args,
 )
-from .compare import Comparison, Regression, compare, regressions
-from .contract import PASSES
-from .jobs import Job, JobEvent
-from .jobspec import JobError, JobSpec
-from .model import Document
-from .result import ResultError, load_document
+from .formats import diff_report, report, sarif, wording
+from .job.job import Job, JobEvent
+from .job.spec import JobError, JobSpec
+from .schema.contract import PASSES
+from .schema.model import Document
 
 
 class _Progress:
@@ -63,9 +64,7 @@ class _Progress:
             # Before the later passes: the hot line as the passes so far have it (the sample pass,
             # first, runs at about the script's own speed), as the editor shows it then
             rows = (
-                analysis.hotspots(event.doc)
-                if event.doc is not None and event.index + 1 < event.total
-                else []
+                ranking.hotspots(event.doc) if event.doc is not None and event.index + 1 < event.total else []
             )
             top = f"; top line so far {wording.top_line(rows[0])}" if rows and event.status == "ok" else ""
             self.stream.write(f"[bottleneck] pass {event.pass_name}: {event.status}{top}\n")
@@ -229,10 +228,10 @@ def _profile(ns: argparse.Namespace, args: list[str], baseline: Document | None,
 
 def _gate(comparison: Comparison, found: list[Regression], ns: argparse.Namespace) -> None:
     """The comparison with the baseline on stderr, and the regressions as errors."""
-    sys.stderr.write("\n" + diffreport.render(comparison))
+    sys.stderr.write("\n" + diff_report.render(comparison))
     if ns.fail_on_regression is None:
         return
-    for line in diffreport.regression_lines(comparison, found, ns.fail_on_regression):
+    for line in diff_report.regression_lines(comparison, found, ns.fail_on_regression):
         print(line, file=sys.stderr)
     if not found:
         print(
@@ -254,9 +253,9 @@ def run_diff(ns: argparse.Namespace) -> int:
         return 2
     comparison = compare(old, new)
     if ns.format == "json":
-        text = json.dumps(diffreport.to_json(comparison), indent=1) + "\n"
+        text = json.dumps(diff_report.to_json(comparison), indent=1) + "\n"
     else:
-        text = diffreport.render(comparison)
+        text = diff_report.render(comparison)
     return write_output(text, ns.output)
 
 
@@ -327,9 +326,9 @@ def _emit(
 def _timeline(doc: Document, ns: argparse.Namespace, raw: str | None) -> str | None:
     """``--format trace`` or ``speedscope`` from the autograd pass's recording (and, for
     speedscope, the sample pass in ``doc``); None after saying why it cannot be made."""
-    from . import chrometrace, speedscope
-    from .replay import RecordingError
-    from .timeline import from_recording
+    from .analysis.recorded import RecordingError
+    from .analysis.timeline import from_recording
+    from .formats import chrome_trace, speedscope
 
     found = None
     if raw is not None:
@@ -348,12 +347,13 @@ def _timeline(doc: Document, ns: argparse.Namespace, raw: str | None) -> str | N
                 file=sys.stderr,
             )
             return None
-        return json.dumps(chrometrace.render(found, cwd)) + "\n"
+        return json.dumps(chrome_trace.render(found, cwd)) + "\n"
     return json.dumps(speedscope.render(doc, found, cwd)) + "\n"
 
 
 def run_replay(ns: argparse.Namespace) -> int:
-    from .replay import RecordingError, replay
+    from .analysis.recorded import RecordingError
+    from .job.replay import replay
 
     problem = output_problem(ns.output, (ns.recording,))
     if problem is not None:

@@ -1,5 +1,5 @@
 """The command line's entry points, light on purpose: a ``profile`` command starts its fork
-server (``forklaunch.early``) before the rest of the package is imported, so that torch's
+server (``fork_launch.early``) before the rest of the package is imported, so that torch's
 import there runs beside those imports. Everything else is ``cli.py``'s."""
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ def _load(early: list[str] | None, name: str) -> Any:
     second, before the command line's own handler is set: a plain line and None, not a
     traceback of whichever import it fell in (the fork server started early is killed at exit, as always)."""
     try:
-        from . import forklaunch
+        from .processes import fork_launch
 
         if early is not None:
-            forklaunch.early(early)
+            fork_launch.early(early)
         from . import cli
     except KeyboardInterrupt:
         print(f"\n{STOPPED_EARLY}", file=sys.stderr)

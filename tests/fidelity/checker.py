@@ -30,12 +30,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bottleneck_lsp import analysis, report
-from bottleneck_lsp.jobs import Job
-from bottleneck_lsp.jobspec import JobSpec
+from bottleneck_lsp.analysis import ranking as analysis
+from bottleneck_lsp.formats import report
+from bottleneck_lsp.job.job import Job
+from bottleneck_lsp.job.spec import JobSpec
 from bottleneck_lsp.lsp import annotations
 from bottleneck_lsp.lsp.summary import summary_line
-from bottleneck_lsp.model import Document
+from bottleneck_lsp.schema.model import Document
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
 TIMING = Path(__file__).resolve().parent / "timing.py"

@@ -15,12 +15,13 @@ from typing import Any
 from lsprotocol import types
 from pygls import uris
 
-from .. import analysis, wording
-from ..analysis import Hotspot, Thresholds
-from ..compare import ADDED, LineChange, compare
-from ..diffreport import percent
-from ..model import Document, ForwardLink, Function, Pass
-from ..wording import NOTABLE_MEMORY_SHARE
+from ..analysis import ranking
+from ..analysis.compare import ADDED, LineChange, compare
+from ..analysis.ranking import Hotspot, Thresholds
+from ..formats import wording
+from ..formats.diff_report import percent
+from ..formats.wording import NOTABLE_MEMORY_SHARE
+from ..schema.model import Document, ForwardLink, Function, Pass
 
 SOURCE = "bottleneck"
 ERROR_CODE = "script-error"
@@ -131,29 +132,29 @@ def build(
             since_label=since_label,
             memory_share=thresholds.min_memory_share,
         )
-        for row in analysis.hotspots(doc, thresholds)
+        for row in ranking.hotspots(doc, thresholds)
         if row.line >= 1  # a position the editor can show
     ]
-    for func in analysis.hot_functions(doc, thresholds):
+    for func in ranking.hot_functions(doc, thresholds):
         out.append(_at(script, func.file, func.line, function=func))
-    failed = analysis.failed_pass(doc)
+    failed = ranking.failed_pass(doc)
     error = failed.error if failed is not None else None
     if error is not None and error.file and error.line:
         column = max((error.column or 1) - 1, 0)
         out.append(_at(script, error.file, error.line, failed=failed, column=column))
-    for row, held in analysis.out_of_memory_holders(doc):
+    for row, held in ranking.out_of_memory_holders(doc):
         a = Annotation(
             script, _uri(row.file), row.line - 1, row.text, column=max(row.column - 1, 0), held=held
         )
         where = f" at {os.path.basename(error.file)}:{error.line}" if error is not None and error.file else ""
         a.memo["held"] = wording.held_at_failure(row, held) + where
         out.append(a)
-    for part, thread in analysis.lingering_threads(doc):
+    for part, thread in ranking.lingering_threads(doc):
         if thread.file and thread.line:
             source = read_lines(thread.file) or []
             raw = source[thread.line - 1] if thread.line <= len(source) else ""
             column = len(raw) - len(raw.lstrip())
-            words = analysis.lingering_words(part, thread)
+            words = ranking.lingering_words(part, thread)
             out.append(_at(script, thread.file, thread.line, lingered=words, column=column))
     return out
 
@@ -167,7 +168,7 @@ _ERROR = int(types.DiagnosticSeverity.Error)
 _WARNING = int(types.DiagnosticSeverity.Warning)
 _INFORMATION = int(types.DiagnosticSeverity.Information)
 _HINT = int(types.DiagnosticSeverity.Hint)
-_SEVERITY = {analysis.WARNING: _WARNING, analysis.INFORMATION: _INFORMATION, analysis.HINT: _HINT}
+_SEVERITY = {ranking.WARNING: _WARNING, ranking.INFORMATION: _INFORMATION, ranking.HINT: _HINT}
 
 
 _quote = json.encoder.encode_basestring_ascii  # C: '"..."', ASCII
@@ -283,11 +284,11 @@ def _diagnostic_body(row: Hotspot, thresholds: Thresholds) -> str:
             ],
             separators=(",", ":"),
         )
-    severity = _SEVERITY[analysis.severity(row, thresholds)]
+    severity = _SEVERITY[ranking.severity(row, thresholds)]
     message = wording.message(row, memory_share=thresholds.min_memory_share)
     return (
         f'"message":{_quote(message)},"severity":{severity},'
-        f'"source":{_SOURCE},"code":{_quote(analysis.marked_for(row))},'
+        f'"source":{_SOURCE},"code":{_quote(ranking.marked_for(row))},'
         f'"data":{{"row":{_row_json(row)}}}{related}}}'
     )
 
@@ -357,28 +358,28 @@ def hover(annotations: list[Annotation], doc: Document | None) -> str:
         if a.since is not None and a.since.status != ADDED:
             before, after = a.since.amount(row.kind, False), a.since.amount(row.kind, True)
             notes.append(
-                f"Since {a.since_label}: {analysis.SHORT[row.kind]} {before * 1000:.1f} ms → "
+                f"Since {a.since_label}: {ranking.SHORT[row.kind]} {before * 1000:.1f} ms → "
                 f"{after * 1000:.1f} ms ({percent(a.since.change(row.kind))})."
             )
-        for kind in analysis.COLUMNS:
+        for kind in ranking.COLUMNS:
             cell = row.columns.get(kind)
             if cell is None:
                 continue
             mark = " (ranked by)" if kind == row.kind else ""
             figure = (
                 f"{wording.size(cell.bytes or 0)} live"
-                if kind == analysis.MEMORY
+                if kind == ranking.MEMORY
                 else f"{cell.time_s * 1000:.1f} ms"
             )
             rows.append(
-                f"| {analysis.SHORT[kind]}{mark} | {cell.share * 100:.1f}% | {figure} "
-                f"| {analysis.DENOMINATOR[kind]} |"
+                f"| {ranking.SHORT[kind]}{mark} | {cell.share * 100:.1f}% | {figure} "
+                f"| {ranking.DENOMINATOR[kind]} |"
             )
         spread = wording.spread_text(row, row.kind)
         if spread:
             stands_out = wording.rank_spread(row)
             notes.append(
-                f"Across the {doc_ranks(doc)} ({analysis.SHORT[row.kind]}, the figures above are the "
+                f"Across the {doc_ranks(doc)} ({ranking.SHORT[row.kind]}, the figures above are the "
                 f"ranks' medians): {spread}" + (f"; **{stands_out}**." if stands_out else ".")
             )
         if row.memory is not None and row.memory.allocations:
@@ -393,7 +394,7 @@ def hover(annotations: list[Annotation], doc: Document | None) -> str:
             notes.append(
                 "Device work launched here: "
                 + ", ".join(
-                    f"`{analysis.kernel_label(k.name)}` ×{k.count} ({k.device_us / 1000:.1f} ms)"
+                    f"`{ranking.kernel_label(k.name)}` ×{k.count} ({k.device_us / 1000:.1f} ms)"
                     for k in row.kernels[:5]
                 )
                 + "."

@@ -9,32 +9,45 @@ import asyncio
 import datetime
 import os
 import time
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from lsprotocol import types
+from pygls.progress import Progress
 
-from .. import analysis
-from ..contract import PASSES
-from ..jobs import Job, JobEvent
+from ..analysis import ranking
+from ..job.job import JobEvent
+from ..schema.contract import PASSES
+from ..schema.model import Document
 from . import asking
+from .annotations import Annotation
+from .state import Running, State
 from .summary import summary_line, top_line
-
-if TYPE_CHECKING:
-    from .server import BottleneckServer
+from .warm import WarmForks
 
 LOG_OUTPUT_LIMIT = 256 * 1024  # characters of script output streamed per job
 
 
-@dataclass
-class Running:
-    job: Job
-    task: asyncio.Task[Any] | None = None
-    token: str | None = None
-    bases: dict[str, list[str] | None] = field(default_factory=dict)  # the script's text at start
+class Host(Protocol):
+    """What a job's run needs of the language server (``server.BottleneckServer``)."""
+
+    state: State
+    warm: WarmForks
+
+    @property
+    def work_done_progress(self) -> Progress: ...
+
+    def log(self, text: str, kind: types.MessageType = types.MessageType.Log) -> None: ...
+
+    def tell(self, text: str, kind: types.MessageType) -> None: ...
+
+    def replace_results(
+        self, script: str, doc: Document | None, bases: dict[str, list[str] | None] | None = None
+    ) -> list[Annotation]: ...
+
+    async def refresh_lenses(self) -> None: ...
 
 
-async def run_job(ls: BottleneckServer, script: str, running: Running) -> dict[str, Any]:
+async def run_job(ls: Host, script: str, running: Running) -> dict[str, Any]:
     """Run a profile job to its end: its passes' progress, output and interim hot lines
     to the client as they come, then its result published and summed up in one line."""
     job = running.job
@@ -158,7 +171,7 @@ async def run_job(ls: BottleneckServer, script: str, running: Running) -> dict[s
         elif doc.status in ("ok", "cancelled"):  # stopped by the user: no error to tell
             ls.log(ended, types.MessageType.Info)
         else:
-            failed = analysis.failed_pass(doc)
+            failed = ranking.failed_pass(doc)
             error = failed.error if failed is not None else None
             detail = f": {error.type}: {error.message}" if error is not None else ""
             ls.tell(ended + detail, kind)

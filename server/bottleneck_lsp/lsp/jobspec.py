@@ -9,8 +9,8 @@ from typing import Any
 from pygls import uris
 from pygls.workspace import Workspace
 
-from .. import modulepath
-from ..jobspec import JobError, JobSpec
+from ..job.spec import JobError, JobSpec
+from ..paths import module_path
 from .arguments import ProfileArguments
 from .settings import Settings
 
@@ -75,7 +75,7 @@ def module_to_run(script: str, cwd: str, asked: bool | None) -> str | None:
     (see ``ProfileArguments.module``)."""
     if asked is False:
         return None
-    dotted = modulepath.module_of_file(script)
+    dotted = module_path.module_of_file(script)
     if dotted is None:
         if asked:
             raise JobError(
@@ -83,13 +83,13 @@ def module_to_run(script: str, cwd: str, asked: bool | None) -> str | None:
                 "it runs as a file, not with -m"
             )
         return None
-    found = dotted.base in modulepath.search_path(os.path.abspath(cwd), os.environ.get("PYTHONPATH"))
+    found = dotted.base in module_path.search_path(os.path.abspath(cwd), os.environ.get("PYTHONPATH"))
     if asked and not found:
         raise JobError(
             f"{dotted.name} cannot run with -m from {cwd}: its top package is in {dotted.base}, "
             "which is neither the working directory nor on PYTHONPATH (set bottleneck.cwd to it)"
         )
-    if asked or (found and modulepath.uses_relative_imports(script)):
+    if asked or (found and module_path.uses_relative_imports(script)):
         return dotted.name
     return None
 

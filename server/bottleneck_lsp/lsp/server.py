@@ -1,7 +1,7 @@
 """The pygls server: state on ``BottleneckServer``; features and commands below.
 
 The server never runs user code in its own process: a profile command starts a job
-(``bottleneck_lsp.jobs``), whose runner subprocesses run the script. Everything here is
+(``bottleneck_lsp.job.job``), whose runner subprocesses run the script. Everything here is
 async on the event loop and never blocks it.
 """
 
@@ -17,7 +17,6 @@ import shutil
 import signal
 import sys
 import uuid
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -25,18 +24,22 @@ from lsprotocol import types
 from pygls import uris
 from pygls.lsp.server import LanguageServer
 
-from .. import __version__, relocate, report, result
-from ..contract import PARTIAL_STATUSES
-from ..jobs import Job
-from ..jobspec import JobError
-from ..model import Document
+from .. import __version__
+from ..analysis import result
+from ..formats import report
+from ..job.job import Job
+from ..job.spec import JobError
+from ..paths import relocate
+from ..schema.contract import PARTIAL_STATUSES
+from ..schema.model import Document
 from . import annotations as notes
 from . import asking, auth, reportdir, tracking, transport
 from .arguments import OpenResultArguments, ProfileArguments, strict
-from .jobrun import Running, run_job
+from .jobrun import run_job
 from .jobspec import job_spec, local_path, script_path
 from .protocol import BottleneckProtocol
-from .settings import Settings, merge
+from .settings import merge
+from .state import Running, State
 from .summary import summary_line
 from .warm import WarmForks
 
@@ -54,21 +57,6 @@ PUBLISH_QUIET_S = 0.3  # after an edit, diagnostics are republished once typing 
 # The settings warm fork servers depend on (their change ends them), by name and field
 WARM_SETTINGS = {"python": "python", "keepWarm": "keep_warm", "fork": "fork"}
 MAX_LENSES = 500  # per file, the loudest lines: more would bury the code (all are in hovers)
-
-
-@dataclass
-class State:
-    settings: Settings = field(default_factory=Settings)
-    running: dict[str, Running] = field(default_factory=dict)  # script path -> job
-    results: dict[str, Document] = field(default_factory=dict)  # script path -> its result
-    previous: dict[str, Document] = field(default_factory=dict)  # ... the run before it
-    baselines: dict[str, Document] = field(default_factory=dict)  # ... pinned by the user
-    last_script: str | None = None
-    annotations: dict[str, list[notes.Annotation]] = field(default_factory=dict)  # uri -> list
-    # script path -> uri -> the lines of the text its result was profiled on (tracking.place)
-    bases: dict[str, dict[str, list[str] | None]] = field(default_factory=dict)
-    cleared: set[str] = field(default_factory=set)  # scripts whose annotations the user cleared
-    report_dir: str | None = None
 
 
 class BottleneckServer(LanguageServer):

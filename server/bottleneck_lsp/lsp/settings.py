@@ -6,10 +6,10 @@ import sys
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
-from ..analysis import Thresholds
-from ..contract import PASSES, unknown_passes
-from ..jobspec import MAX_NPROC_PER_NODE, JobSpec
-from ..launch import LaunchError, check_options
+from ..analysis.ranking import Thresholds
+from ..job.spec import MAX_NPROC_PER_NODE, JobSpec
+from ..schema.contract import PASSES, unknown_passes
+from ..schema.torchrun_options import LaunchError, check_options
 
 _THRESHOLDS = Thresholds()  # the defaults live there, and in JobSpec
 _JOB = JobSpec(script="")

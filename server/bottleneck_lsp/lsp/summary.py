@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import os
 
-from .. import analysis, wording
-from ..model import Document
+from ..analysis import ranking
+from ..formats import wording
+from ..schema.model import Document
 from . import annotations as notes
 
 
@@ -28,7 +29,7 @@ def summary_line(doc: Document, added: list[notes.Annotation], so_far: str = "")
             head += f" (exit code {doc.exit_code})"
     else:
         head = f"{name}: {so_far or 'done'}"
-    window = analysis.window_s(doc)
+    window = ranking.window_s(doc)
     if window is not None and not so_far:
         head += f" (a {window:g} s window of the run: bottleneck.duration)"
     top = top_line(added)
@@ -36,24 +37,24 @@ def summary_line(doc: Document, added: list[notes.Annotation], so_far: str = "")
     verdict = doc.verdict
     if verdict is not None:
         head += f"; {verdict.bound.upper()}-bound (device busy {verdict.device_busy_fraction * 100:.0f}%)"
-    holders = analysis.out_of_memory_holders(doc)
+    holders = ranking.out_of_memory_holders(doc)
     if holders:
         row, held = holders[0]
         head += f"; out of memory: {os.path.basename(row.file)}:{row.line} held {wording.size(held)}"
-    if analysis.found_disagreements(doc):
+    if ranking.found_disagreements(doc):
         head += "; passes disagree on call counts (seed the script: see the report)"
-    if analysis.runner_never_started(doc):
+    if ranking.runner_never_started(doc):
         head += (
             "; "
-            + analysis.never_started_message(doc)
+            + ranking.never_started_message(doc)
             + " Choose another: bottleneck.interpreter (the server's python setting)"
         )
-    failed = analysis.failed_pass(doc)
+    failed = ranking.failed_pass(doc)
     if failed is not None and failed.error is not None and failed.error.rank is not None:
         error = failed.error
         where = f" at {os.path.basename(error.file)}:{error.line}" if error.file else ""
         head += f"; rank {error.rank} failed: {error.type}{where}"
-    module = analysis.run_as_module(doc)
+    module = ranking.run_as_module(doc)
     if module is not None:
         how = "the module argument" if module.base == doc.cwd else f"bottleneck.cwd set to {module.base}"
         head += f"; it is in a package: it runs as python -m {module.name} with {how}"

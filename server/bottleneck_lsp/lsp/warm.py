@@ -1,6 +1,6 @@
 """Fork servers kept warm between profiles: one per interpreter (``bottleneck.keepWarm``).
 
-The first profile with an interpreter starts its fork server (``forks.ForkServer``: torch
+The first profile with an interpreter starts its fork server (``processes.fork_server.ForkServer``: torch
 imported, nothing of any script run) and the server keeps it; later profiles fork their
 passes from it and pay no start-up. One ends after ``idle_s`` without a job, when the
 settings it depends on change (the interpreter, keepWarm, fork: ``server.WARM_SETTINGS``),
@@ -14,7 +14,7 @@ import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..forks import GONE_TIMEOUT_S, ForkServer, ForkServerError
+from ..processes.fork_server import GONE_TIMEOUT_S, ForkServer, ForkServerError
 
 
 @dataclass(eq=False)

@@ -16,7 +16,7 @@ import sys
 import time
 from typing import Any
 
-from ..contract import STOP_TAKEN_SUFFIX, RunnerArgs, environment_file, no_cuda_reason, rank_part
+from ..schema.contract import STOP_TAKEN_SUFFIX, RunnerArgs, environment_file, no_cuda_reason, rank_part
 from . import compilerstack, compiletime, environment, lingering, processgroups, script, strays
 from .paths import FileClassifier
 
@@ -273,7 +273,7 @@ class _Run:
                 lambda: self._set_aside(True),
                 lambda: self._set_aside(False),
             ).install()
-        # A crash (segmentation fault, abort) prints where the script was (crashsite.py)
+        # A crash (segmentation fault, abort) prints where the script was (processes/crash_site.py)
         faulthandler.enable(all_threads=False)
         self.profiler.start()
         try:

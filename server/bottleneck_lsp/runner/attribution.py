@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol
 
-from ..contract import COLLECTIVE_PREFIXES
+from ..schema.contract import COLLECTIVE_PREFIXES
 from .comms import message_bytes
 from .device import WAIT_CALLS, Activity
 from .lineranges import Site

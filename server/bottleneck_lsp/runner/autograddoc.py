@@ -1,6 +1,6 @@
 """An autograd pass's part of the result document, from its walked event tree
 (``attribution.Attributor``): lines, ops, the unattributed rest, memory, device time.
-``replay.py`` builds the same part from a raw recording.
+``job/replay.py`` builds the same part from a raw recording.
 
 Standard library only: it runs in the user's interpreter.
 """

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from ..contract import PYTHON_HEAVY_CALLS, PYTHON_HEAVY_RATIO
+from ..schema.contract import PYTHON_HEAVY_CALLS, PYTHON_HEAVY_RATIO
 from . import device, scriptprofiler
 from .attribution import Attributor, LineStats
 from .autograddoc import autograd_document
@@ -97,7 +97,7 @@ class AutogradPass:
         # main thread there.
         self.counter: EntryCounter | None = None
         # Or cProfile's whole table, for the job's cprofile pass, which then needs no run of
-        # its own (``with_cprofile``, jobs.py); it counts the entries too. Not beside the
+        # its own (``with_cprofile``, job/job.py); it counts the entries too. Not beside the
         # Python tracer, which holds the same profile hook on 3.10/3.11: the job then runs
         # the cprofile pass alone.
         self.cprofile: CProfilePass | None = None
@@ -249,7 +249,7 @@ class AutogradPass:
             activities, _runtime = device.from_kineto(results.events())
         out = autograd_document(attributor, activities, wall_ns)
         if rider is not None:
-            out["cprofile"] = rider  # the job makes it its cprofile pass (cprofileride.py)
+            out["cprofile"] = rider  # the job makes it its cprofile pass (job/cprofile_ride.py)
         if self.raw_note:
             out.setdefault("notes", []).append(self.raw_note)
         if attributor.collectives is not None:

@@ -5,7 +5,7 @@ when the script loads it.
 builds an optimizer, or calls ``torch.func``, ``torch.utils.checkpoint`` or
 ``torch.compile``. A line that triggers it would be charged that second of import work, in
 every pass. So the runner either loads it before the script starts (``load``: the job
-expects the script to need it, see ``compilerguess.py`` on the host), or, when the script
+expects the script to need it, see ``job/compiler_guess.py`` on the host), or, when the script
 loads it unexpectedly, times the import and lets the pass set it aside (``LazyLoad``): the
 sample pass stops charging time while it runs. A script that never needs it pays nothing.
 What the first ``torch.compile(...)`` call imports after it (``COMPILE_CALL``: inductor's

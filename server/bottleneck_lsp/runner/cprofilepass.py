@@ -31,7 +31,7 @@ class CProfilePass:
 
     def __init__(self, files: FileClassifier, within: bool = False) -> None:
         """``within``: recorded in the cpu pass's run, beside its line marker (the job's
-        cprofile pass then needs no run of its own: jobs.py, cprofileride.py)."""
+        cprofile pass then needs no run of its own: job/job.py, job/cprofile_ride.py)."""
         import cProfile
 
         self.files = files

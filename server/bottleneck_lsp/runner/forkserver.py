@@ -38,7 +38,7 @@ import threading
 import time
 from typing import Any
 
-from ..contract import RUNNER_FOLDER_PREFIX
+from ..schema.contract import RUNNER_FOLDER_PREFIX
 from . import compilerstack, environment
 
 MAX_REQUEST = 1 << 20
@@ -148,7 +148,6 @@ def _warm_runner() -> None:
     here): the passes' own modules (30 ms), and numpy's random module when numpy is loaded,
     which each child reseeds (``_reseed``: 7 ms when it has to import it first). Nothing of
     the script's."""
-    from . import autogradpass, cprofilepass, samplepass  # noqa: F401
 
     if "numpy" in sys.modules:
         try:

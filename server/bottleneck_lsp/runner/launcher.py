@@ -17,7 +17,7 @@ import shutil
 import signal
 import sys
 
-from ..contract import LAUNCHER_MODULE, RUNNER_FOLDER_PREFIX, RUNNER_MODULE
+from ..schema.contract import LAUNCHER_MODULE, RUNNER_FOLDER_PREFIX, RUNNER_MODULE
 
 
 def _die_with_parent() -> None:

@@ -30,7 +30,7 @@ from collections.abc import Callable
 from types import FrameType
 from typing import Any
 
-from ..contract import LINGER_STACKS_SUFFIX
+from ..schema.contract import LINGER_STACKS_SUFFIX
 from .paths import FileClassifier, is_runner_file
 
 EXIT_GRACE_S = 5.0  # after the results are written, for the threads and atexit handlers

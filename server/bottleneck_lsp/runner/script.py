@@ -13,7 +13,7 @@ import types
 from collections.abc import Callable
 from typing import Any
 
-from ..contract import ORIGINAL_PYTHONPATH
+from ..schema.contract import ORIGINAL_PYTHONPATH
 from .paths import FileClassifier
 
 _SIGNAL = signal.signal  # the real one, whatever a pass or hook puts in its place

@@ -20,8 +20,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from .forklaunch import can_fork, environ, launch, runner_folder, take
-from .process import Reader, kill_group
+from .fork_launch import can_fork, environ, launch, runner_folder, take
+from .runner_process import Reader, kill_group
 
 __all__ = ["ForkServer", "ForkServerError", "can_fork", "environ", "runner_folder"]
 READY_TIMEOUT_S = 300.0  # import torch on a cold disk, a network file system
@@ -37,7 +37,7 @@ class ForkServerError(Exception):
 
 
 class ForkedProcess:
-    """A pass forked by the server: what ``process.RunnerProcess`` needs of a process."""
+    """A pass forked by the server: what ``runner_process.RunnerProcess`` needs of a process."""
 
     def __init__(self, pid: int) -> None:
         self.pid = pid
@@ -107,7 +107,7 @@ class ForkServer:
         reason = can_fork()
         if reason is not None:
             raise ForkServerError(reason)
-        launched = take(python) if base_env is None else None  # started early (forklaunch.py)
+        launched = take(python) if base_env is None else None  # started early (processes/fork_launch.py)
         if launched is None:
             try:
                 launched = launch(python, base_env)

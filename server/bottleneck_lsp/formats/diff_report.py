@@ -6,8 +6,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from .analysis import KIND_LABEL, MEMORY, SHORT
-from .compare import Comparison, LineChange, Regression
+from ..analysis.compare import Comparison, LineChange, Regression
+from ..analysis.ranking import KIND_LABEL, MEMORY, SHORT
 from .wording import size
 
 SCHEMA = "bottleneck-lsp.diff"

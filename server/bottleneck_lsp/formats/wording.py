@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import os
 
-from .analysis import (
+from ..analysis.distributed import ratio
+from ..analysis.ranking import (
     COLUMNS,
     COMPILING,
     CPU,
@@ -26,8 +27,7 @@ from .analysis import (
     kernel_label,
     threads_waited,
 )
-from .distributed import ratio
-from .model import Disagreement, Distributed, Straggler, Verdict
+from ..schema.model import Disagreement, Distributed, Straggler, Verdict
 
 NOTABLE_MEMORY_SHARE = Thresholds().min_memory_share
 RANK_SPREAD = Thresholds().rank_spread

@@ -1,6 +1,6 @@
 """What a profiling job is asked to do (``JobSpec``, shared by the command line and the
 language server) and its check before anything runs (``validate``: a clear ``JobError``
-for the user, the spec made absolute and complete for ``jobs.Job``)."""
+for the user, the spec made absolute and complete for ``job.job.Job``)."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ import os
 import sys
 from dataclasses import dataclass, replace
 
-from . import launch
-from .contract import MEMORY, PASSES, unknown_passes
-from .forklaunch import find_python
-from .modulepath import ModuleLookupError, find_module_file, search_path
-from .projectroot import project_root
+from ..paths.module_path import ModuleLookupError, find_module_file, search_path
+from ..paths.project_root import project_root
+from ..processes.fork_launch import find_python
+from ..schema import torchrun_options
+from ..schema.contract import MEMORY, PASSES, unknown_passes
 
 MAX_NPROC_PER_NODE = 64
 
@@ -35,9 +35,9 @@ class JobSpec:
     duration: float | None = None
     exact_lines: bool = True
     event_budget: int = 250_000  # torch calls recorded per autograd pass; 0: no bound
-    fork: bool = True  # fork every pass from one fork server: start-up paid once (forks.py)
+    fork: bool = True  # fork every pass from one fork server: start-up paid once (processes/fork_server.py)
     # cProfile always in a run of its own; False: in the cpu pass's run where that costs
-    # little (cprofileride.py)
+    # little (job/cprofile_ride.py)
     separate_cprofile: bool = False
     prestart: bool = True  # without a fork server: start the pass after cprofile while cprofile runs
     save_raw: str | None = None  # a folder: each profiler pass writes its raw recording there (RAW_PASSES)
@@ -45,7 +45,7 @@ class JobSpec:
     # whether they name "memory"
     memory: bool = True
     # A distributed job: each pass launches the script with torchrun, this many processes
-    # per node, with these torchrun options (launch.LAUNCHER_OPTIONS); 1 and none: one process.
+    # per node, with these torchrun options (torchrun_options.LAUNCHER_OPTIONS); 1 and none: one process.
     nproc_per_node: int = 1
     launcher: tuple[str, ...] = ()
     # Several nodes: a folder every node sees at this path, where every rank writes its
@@ -55,7 +55,7 @@ class JobSpec:
     # sent: memory-hungry on some models (docs/performance.md), so asked for.
     collective_sizes: bool = False
     # Run as ``python -m module`` (a dotted name, found under the working directory or
-    # PYTHONPATH: modulepath.py), not as the file ``script``.
+    # PYTHONPATH: paths/module_path.py), not as the file ``script``.
     module: str | None = None
     # What the script's sys.argv[0] reads: the name as typed on the command line, as
     # ``python script.py`` gives it (set by validate); None: the script's absolute path.
@@ -67,13 +67,13 @@ class JobSpec:
 
     def local_ranks(self) -> list[int]:
         """The ranks this node's launcher starts (static rendezvous: node rank x count)."""
-        node, _count = launch.nodes(self.launcher)
+        node, _count = torchrun_options.nodes(self.launcher)
         return [node * self.nproc_per_node + i for i in range(self.nproc_per_node)]
 
     def report_ranks(self) -> list[int]:
         """The ranks this node's document holds: all of them on node 0 with a shared parts
         folder, else its own."""
-        node, count = launch.nodes(self.launcher)
+        node, count = torchrun_options.nodes(self.launcher)
         if self.parts_dir is not None and node == 0:
             return list(range(count * self.nproc_per_node))
         return self.local_ranks()
@@ -141,9 +141,9 @@ def validate(spec: JobSpec) -> JobSpec:
             f"--nproc-per-node must be between 1 and {MAX_NPROC_PER_NODE}, got {spec.nproc_per_node}"
         )
     try:
-        launcher = launch.check_options(tuple(spec.launcher))
-        launch.nodes(launcher)
-    except launch.LaunchError as exc:
+        launcher = torchrun_options.check_options(tuple(spec.launcher))
+        torchrun_options.nodes(launcher)
+    except torchrun_options.LaunchError as exc:
         raise JobError(str(exc)[0].upper() + str(exc)[1:]) from None
     distributed = spec.nproc_per_node > 1 or bool(launcher)
     if spec.collective_sizes and not distributed:

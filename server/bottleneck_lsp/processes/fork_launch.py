@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .contract import FORKSERVER_MODULE, ORIGINAL_PYTHONPATH, RUNNER_FOLDER_PREFIX
+from ..schema.contract import FORKSERVER_MODULE, ORIGINAL_PYTHONPATH, RUNNER_FOLDER_PREFIX
 
 _PACKAGE_DIR = Path(__file__).resolve().parent
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .analysis import conclude
-from .contract import PASS_STATUSES, SCHEMA_NAME, SCHEMA_VERSION
-from .model import Document, ModelError
-from .runner.bounded import load_json
+from ..runner.bounded import load_json
+from ..schema.contract import PASS_STATUSES, SCHEMA_NAME, SCHEMA_VERSION
+from ..schema.model import Document, ModelError
+from .ranking import conclude
 
 # A result may come from someone else: bounded before it is parsed.
 MAX_BYTES = 256 * 1024**2

@@ -8,10 +8,11 @@ from __future__ import annotations
 import os
 import textwrap
 
-from . import analysis, wording
-from .analysis import Hotspot, Thresholds
-from .distributed import ratio
-from .model import DeviceSummary, Document, Pass
+from ..analysis import ranking
+from ..analysis.distributed import ratio
+from ..analysis.ranking import Hotspot, Thresholds
+from ..schema.model import DeviceSummary, Document, Pass
+from . import wording
 
 RULE = "-" * 80
 TOP_ROWS = 15
@@ -40,7 +41,7 @@ def banner(doc: Document) -> list[str]:
         return [BANNER, "", "No pass ran.", ""]
     how = ", ".join(ran[:-1]) + (" and " if len(ran) > 1 else "") + ran[-1]
     text = f"Your script ran once per pass, each in a process of its own: {how}."
-    window = analysis.window_s(doc)
+    window = ranking.window_s(doc)
     if window is not None:
         text += (
             f" Passes were stopped after {window:g} s (--duration): their figures cover"
@@ -231,7 +232,7 @@ def sample_lines(part: Pass | None) -> list[str]:
             for t in samples.threads[:5]:
                 on_cpu = ""
                 if t.cpu_s is not None:
-                    waited = t.cpu_s < analysis.WAITED * t.wall_s
+                    waited = t.cpu_s < ranking.WAITED * t.wall_s
                     on_cpu = f", {_ms(t.cpu_s)} on a CPU" + (" (waiting)" if waited else "")
                 out.append(f"  {t.thread}: {_ms(t.wall_s)} at {t.file}:{t.line}{on_cpu}")
     if part.device is not None:
@@ -248,7 +249,7 @@ def _device_lines(summary: DeviceSummary, head: str) -> list[str]:
         + (f"; the CPU waited {_ms(wait)} on the device" if wait is not None else "")
     ]
     for k in summary.top_kernels[:5]:
-        out.append(f"  {_ms(k.time_s):>11} x{k.count:<6} {_ascii(analysis.kernel_label(k.name))}")
+        out.append(f"  {_ms(k.time_s):>11} x{k.count:<6} {_ascii(ranking.kernel_label(k.name))}")
     return out
 
 
@@ -273,16 +274,16 @@ def hotspot_table(hotspots: list[Hotspot], cwd: str) -> list[str]:
     if not hotspots:
         return [*out, "(no line of your files passed the thresholds)"]
     ranked_by = hotspots[0].kind
-    columns = [ranked_by, *[k for k in analysis.COLUMNS if k != ranked_by and k != analysis.WAIT]]
+    columns = [ranked_by, *[k for k in ranking.COLUMNS if k != ranked_by and k != ranking.WAIT]]
     present = [
-        k for k in columns if any(k in h.columns and analysis.amount(h.columns[k], k) > 0 for h in hotspots)
+        k for k in columns if any(k in h.columns and ranking.amount(h.columns[k], k) > 0 for h in hotspots)
     ]
     ranked = [h.columns.get(ranked_by) for h in hotspots]
     spread = any(c is not None and c.spread is not None for c in ranked)
     slowest = f"  {'slowest rank':>12}" if spread else ""
-    widths = [max(6, len(analysis.SHORT[k])) for k in present]
+    widths = [max(6, len(ranking.SHORT[k])) for k in present]
     out.append(
-        "  ".join(f"{analysis.SHORT[k]:>{w}}" for k, w in zip(present, widths, strict=True))
+        "  ".join(f"{ranking.SHORT[k]:>{w}}" for k, w in zip(present, widths, strict=True))
         + f"  {'time':>11}{slowest}  line"
     )
     for h in hotspots:
@@ -292,13 +293,13 @@ def hotspot_table(hotspots: list[Hotspot], cwd: str) -> list[str]:
         time = _ms(h.time_s) if ranked_by in h.columns else "-"  # shown for another column
         out.append(f"{cells}  {time:>11}{rank}  {where}  {_ascii(h.text)[:60]}")
     out.append("")
-    out.append(f"Ranked by {analysis.KIND_LABEL[ranked_by]}; time is that column's. Shares are of:")
-    if ranked_by != analysis.WALL and any(analysis.WALL in h.columns for h in hotspots):
+    out.append(f"Ranked by {ranking.KIND_LABEL[ranked_by]}; time is that column's. Shares are of:")
+    if ranked_by != ranking.WALL and any(ranking.WALL in h.columns for h in hotspots):
         out.insert(
-            -1, f"(wall time has fewer than {analysis.MIN_TICKS} samples: too short a run to rank by it)"
+            -1, f"(wall time has fewer than {ranking.MIN_TICKS} samples: too short a run to rank by it)"
         )
     for k in present:
-        out.append(f"  {analysis.SHORT[k]}: {analysis.DENOMINATOR[k]}")
+        out.append(f"  {ranking.SHORT[k]}: {ranking.DENOMINATOR[k]}")
     if spread:
         out.append(
             "  distributed: each share and time is the ranks' median; slowest rank: the rank with the "
@@ -330,18 +331,18 @@ def memory_lines(doc: Document, cwd: str, thresholds: Thresholds) -> list[str]:
         f"Allocated {size(m.allocated_bytes)} in {m.allocations:,} allocations, freed {size(m.freed_bytes)}; "
         f"{size(m.live_at_end_bytes)} still live when the pass ended."
     )
-    rows = [r for r in (doc.ranking.lines if doc.ranking else []) if analysis.MEMORY in r.columns]
-    rows.sort(key=lambda r: -analysis.memory_share(r))
+    rows = [r for r in (doc.ranking.lines if doc.ranking else []) if ranking.MEMORY in r.columns]
+    rows.sort(key=lambda r: -ranking.memory_share(r))
     shown = [
         r
         for i, r in enumerate(rows)
-        if i < MEMORY_ROWS or analysis.memory_share(r) >= thresholds.min_memory_share
+        if i < MEMORY_ROWS or ranking.memory_share(r) >= thresholds.min_memory_share
     ]
     if shown:
         out.append("")
         out.append(f"{'at peak':>9}  {'share':>6}  {'allocated':>9}  {'allocs':>7}  {'freed':>9}  line")
     for r in shown:
-        cell, mem = r.columns[analysis.MEMORY], r.memory
+        cell, mem = r.columns[ranking.MEMORY], r.memory
         allocated, count, freed = (
             (mem.allocated_bytes, mem.allocations, mem.freed_bytes) if mem is not None else (0, 0, 0)
         )
@@ -358,23 +359,23 @@ def compiler_lines(hotspots: list[Hotspot], cwd: str, thresholds: Thresholds) ->
     """``path:line:col: warning: ...``, one per line: terminals and editors make links of them."""
     out = []
     for h in hotspots:
-        level = "warning" if analysis.severity(h, thresholds) == analysis.WARNING else "note"
+        level = "warning" if ranking.severity(h, thresholds) == ranking.WARNING else "note"
         text = wording.message(h, plain=True, memory_share=thresholds.min_memory_share)
         out.append(f"{_where(h.file, cwd)}:{h.line}:{h.column}: {level}: {text}")
     return out
 
 
 def error_lines(doc: Document, cwd: str) -> list[str]:
-    failed = analysis.failed_pass(doc)
+    failed = ranking.failed_pass(doc)
     if failed is None or failed.error is None:
         return []
     error = failed.error
     on = f" on rank {error.rank}" if error.rank is not None else ""
     out = _section(f"Script failed{on} ({failed.status} in the {failed.name} pass)")
-    if analysis.runner_never_started(doc):
-        out += [analysis.never_started_message(doc) + " Choose another with --python. It said:", ""]
+    if ranking.runner_never_started(doc):
+        out += [ranking.never_started_message(doc) + " Choose another with --python. It said:", ""]
     out += error.traceback.rstrip().splitlines()
-    holders = analysis.out_of_memory_holders(doc)
+    holders = ranking.out_of_memory_holders(doc)
     if holders:
         out += ["", "Out of memory. The lines holding the most memory when it failed:"]
         out += [
@@ -386,7 +387,7 @@ def error_lines(doc: Document, cwd: str) -> list[str]:
             f"{_where(error.file, cwd)}:{error.line}:{error.column or 1}: error: "
             f"{f'rank {error.rank}: ' if error.rank is not None else ''}{error.type}: {_ascii(error.message)}"
         )
-    module = analysis.run_as_module(doc)
+    module = ranking.run_as_module(doc)
     if module is not None:
         where = "" if module.base == doc.cwd else f" --cwd {module.base}"
         command = f"bottleneck-lsp profile{where} -m {module.name}"
@@ -398,8 +399,8 @@ def lingering_lines(doc: Document, cwd: str) -> list[str]:
     """``path:line:col: warning:`` for each thread that held a pass's process after the
     script ended (the runner ended it: ``runner/lingering.py``)."""
     out = []
-    for part, thread in analysis.lingering_threads(doc):
-        words = analysis.lingering_words(part, thread)
+    for part, thread in ranking.lingering_threads(doc):
+        words = ranking.lingering_words(part, thread)
         if thread.file and thread.line:
             out.append(f"{_where(thread.file, cwd)}:{thread.line}:1: warning: {_ascii(words)}")
         else:
@@ -444,9 +445,7 @@ def ranks_lines(doc: Document, cwd: str) -> list[str]:
         return out
     out += ["", wording.straggler_sentence(s, d) + "."]
     if s.lines:
-        out.append(
-            f"Its lines above the other ranks' median ({analysis.KIND_LABEL.get(d.column, d.column)}):"
-        )
+        out.append(f"Its lines above the other ranks' median ({ranking.KIND_LABEL.get(d.column, d.column)}):")
         for e in s.lines:
             out.append(
                 f"  {_where(e.file, cwd)}:{e.line}  +{_ms(e.excess_s).strip()} "
@@ -482,7 +481,7 @@ def verdict_lines(doc: Document) -> list[str]:
 def render(doc: Document, thresholds: Thresholds | None = None, cwd: str | None = None) -> str:
     thresholds = thresholds or Thresholds()
     cwd = cwd or doc.cwd or os.getcwd()
-    spots = analysis.hotspots(doc, thresholds)
+    spots = ranking.hotspots(doc, thresholds)
     lines = banner(doc)
     lines += environment_lines(doc)
     lines += sample_lines(doc.pass_named("sample"))
@@ -498,6 +497,6 @@ def render(doc: Document, thresholds: Thresholds | None = None, cwd: str | None 
     lines += lingering_lines(doc, cwd)
     lines += [
         f"{_where(d.file, cwd)}:{d.line}:1: warning: {wording.disagreement_sentence(d)}"
-        for d in analysis.found_disagreements(doc)
+        for d in ranking.found_disagreements(doc)
     ]
     return "\n".join(lines) + "\n"

@@ -10,9 +10,9 @@ import re
 import statistics
 from dataclasses import replace
 
-from .contract import COLLECTIVE_PREFIXES
-from .launch import LaunchError, nodes
-from .model import (
+from ..runner.device import union_ns
+from ..schema.contract import COLLECTIVE_PREFIXES
+from ..schema.model import (
     Cell,
     Collective,
     Distributed,
@@ -26,7 +26,7 @@ from .model import (
     Spread,
     Straggler,
 )
-from .runner.device import union_ns
+from ..schema.torchrun_options import LaunchError, nodes
 
 # Which rank's outcome a pass shows, most telling first: the rank that failed is the cause,
 # the others were ended by the launcher because of it.

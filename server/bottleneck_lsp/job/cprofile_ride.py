@@ -41,7 +41,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .model import Document, ModelError, Pass
+from ..schema.model import Document, ModelError, Pass
 
 MIN_BODY_S = 1.0
 MAX_PYTHON_SHARE = 0.10

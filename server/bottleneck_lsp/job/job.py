@@ -2,7 +2,7 @@
 interpreter; the result document assembled as they end.
 
 Shared by the command line and the language server. ``Job.run`` reads as plan (which
-passes, which are skipped and why), run (``process.RunnerProcess``: one process's life),
+passes, which are skipped and why), run (``processes.runner_process.RunnerProcess``: one process's life),
 collect (the document, concluded after each pass for progressive presentation).
 """
 
@@ -18,9 +18,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from . import __version__, analysis, cprofileride, crashsite, distributed, launch
-from .compilerguess import guess as guess_compiler_stack
-from .contract import (
+from .. import __version__
+from ..analysis import distributed, ranking
+from ..processes import crash_site, torchrun
+from ..processes.fork_server import ForkServer, ForkServerError, environ, runner_folder
+from ..processes.runner_process import RunnerProcess
+from ..schema import torchrun_options
+from ..schema.contract import (
     DEVICE_PASSES,
     JOB_STOPPED,
     PASSES,
@@ -37,10 +41,20 @@ from .contract import (
     no_cuda_reason,
     rank_part,
 )
-from .forks import ForkServer, ForkServerError, environ, runner_folder
-from .jobspec import JobSpec, validate
-from .model import Document, Environment, Launch, ModelError, Pass, RankRun, ScriptError, Startup, Tool
-from .process import RunnerProcess
+from ..schema.model import (
+    Document,
+    Environment,
+    Launch,
+    ModelError,
+    Pass,
+    RankRun,
+    ScriptError,
+    Startup,
+    Tool,
+)
+from . import cprofile_ride
+from .compiler_guess import guess as guess_compiler_stack
+from .spec import JobSpec, validate
 
 
 @dataclass
@@ -62,7 +76,7 @@ class JobEvent:
 
 def counts_entries(name: str, passes: tuple[str, ...] | None) -> bool:
     """Whether an autograd pass counts entries into the user's functions: for the "passes
-    disagree" check (``analysis.disagreements``), which compares them with another pass's
+    disagree" check (``ranking.disagreements``), which compares them with another pass's
     counts, so only when another pass that counts (cprofile, cpu, cuda) is planned."""
     counting = ("cprofile", "cpu", "cuda")
     return name in counting and any(p in counting and p != name for p in (passes or PASSES))
@@ -115,10 +129,10 @@ class Job:
         self._parts: str | None = None  # a distributed job's shared parts folder (several nodes)
         self._workdir: str | None = None  # the job's private folder, while it runs
         # Load torch's compiler stack before the script (a guess from its source, then what
-        # the passes saw): see compilerguess.py and runner/compilerstack.py.
+        # the passes saw): see job/compiler_guess.py and runner/compilerstack.py.
         self._compiler_stack = True
         self._inductor = False  # and inductor's code generator (the script calls torch.compile)
-        # The cprofile pass rides in the cpu pass's run (cprofileride.py); and, when it runs
+        # The cprofile pass rides in the cpu pass's run (cprofile_ride.py); and, when it runs
         # alone after all, why
         self._riding = False  # until the cpu pass ends
         self._alone_note = ""
@@ -212,7 +226,7 @@ class Job:
                     if forking is not None and forking.gone and not self._stopped and not self._fork_note:
                         self._note_fork_server_death(forking)
                     for raw in raws:
-                        crashsite.place(raw, doc.roots)
+                        crash_site.place(raw, doc.roots)
                     typed = [_typed(name, raw) for raw in raws]
                     part, environment = typed[0]
                     if ranks is not None:
@@ -233,7 +247,7 @@ class Job:
                 if not part.omit:
                     doc.passes.append(part)
                 stop_reason = stop_reason or _stop_reason(part)
-                if not stop_reason and analysis.runner_never_started(doc):
+                if not stop_reason and ranking.runner_never_started(doc):
                     # the next passes would end the same way
                     stop_reason = f"{spec.python} never ran the runner"
                 if name == "sample" and "cprofile" in planned[index + 1 :]:
@@ -243,7 +257,7 @@ class Job:
                 if part.status != "skipped":
                     counted = self._counted(planned, doc, stop_reason)
                     event = JobEvent("pass_end", name, counted.index(name), len(counted), part.status)
-                    event.doc = analysis.conclude(replace(doc, passes=list(doc.passes)))
+                    event.doc = ranking.conclude(replace(doc, passes=list(doc.passes)))
                     self.on_event(event)
         finally:
             self._discard_waiting()
@@ -254,7 +268,7 @@ class Job:
                 await self._forks.close()
             shutil.rmtree(workdir, ignore_errors=True)
             self._workdir = None
-        return analysis.conclude(doc)
+        return ranking.conclude(doc)
 
     def _may_ride(self, doc: Document, later: list[str], stop_reason: str) -> bool:
         spec = self.spec
@@ -265,14 +279,14 @@ class Job:
             and spec.exact_lines
             and not stop_reason
             and not self._stopped
-            and cprofileride.may_ride(doc, later)
+            and cprofile_ride.may_ride(doc, later)
         )
 
     def _place_ridden(self, rider: Any, cpu: Pass, doc: Document, planned: list[str], index: int) -> None:
         """The cprofile pass the cpu pass recorded goes before it in the document, as if it
         had run in its turn; or the cprofile pass runs alone next, and says why."""
         self._riding = False
-        made, why = cprofileride.ridden(rider if isinstance(rider, dict) else None, cpu, doc)
+        made, why = cprofile_ride.ridden(rider if isinstance(rider, dict) else None, cpu, doc)
         if made is not None:
             doc.passes.append(made)
             return
@@ -493,7 +507,7 @@ class Job:
         if spec.distributed:
             launched = await RunnerProcess.start(
                 name,
-                lambda _fd: launch.argv(
+                lambda _fd: torchrun.argv(
                     spec.python,
                     spec.nproc_per_node,
                     spec.launcher,
@@ -531,7 +545,7 @@ def _shared_parts(spec: JobSpec) -> str | None:
         return None
     import hashlib
 
-    pairs = launch.values(spec.launcher)
+    pairs = torchrun_options.values(spec.launcher)
     meeting = [pairs.get(k, "") for k in ("--master-addr", "--master-port", "--rdzv-endpoint", "--rdzv-id")]
     key = hashlib.sha256("\0".join([*meeting, spec.script]).encode()).hexdigest()[:16]
     folder = os.path.join(spec.parts_dir, f"job-{key}")

@@ -15,11 +15,13 @@ import os
 from pathlib import Path
 from typing import Any
 
-from . import __version__, analysis, wording
-from .analysis import DENOMINATOR, KIND_LABEL, Thresholds
-from .compare import Comparison, Regression
-from .diffreport import percent
-from .model import Document, RankedLine
+from .. import __version__
+from ..analysis import ranking
+from ..analysis.compare import Comparison, Regression
+from ..analysis.ranking import DENOMINATOR, KIND_LABEL, Thresholds
+from ..schema.model import Document, RankedLine
+from . import wording
+from .diff_report import percent
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 REGRESSION = "bottleneck/regression"
@@ -39,7 +41,7 @@ def _rules() -> list[dict[str, Any]]:
             "fullDescription": {"text": f"Share of {DENOMINATOR[kind]}."},
             "defaultConfiguration": {"level": "warning"},
         }
-        for kind in analysis.COLUMNS
+        for kind in ranking.COLUMNS
     ]
     rules.append(
         {
@@ -108,15 +110,15 @@ def render(
     threshold: float | None = None,
 ) -> dict[str, Any]:
     results = []
-    for row in analysis.hotspots(doc, thresholds):
+    for row in ranking.hotspots(doc, thresholds):
         if row.line < 1:
             continue
-        level = "warning" if analysis.severity(row, thresholds) == analysis.WARNING else "note"
+        level = "warning" if ranking.severity(row, thresholds) == ranking.WARNING else "note"
         results.append(
             _result(
                 doc,
                 row,
-                rule_id(analysis.marked_for(row)),
+                rule_id(ranking.marked_for(row)),
                 level,
                 wording.message(row, plain=True, memory_share=thresholds.min_memory_share),
             )

@@ -13,8 +13,8 @@ import os
 from collections import defaultdict
 from typing import Any
 
-from . import __version__
-from .timeline import Place, Timeline, nested
+from .. import __version__
+from ..analysis.timeline import Place, Timeline, nested
 
 CPU_PID = 1
 GPU_PID = 100  # + the device's index

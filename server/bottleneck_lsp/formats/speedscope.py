@@ -15,9 +15,9 @@ import os
 from collections import defaultdict
 from typing import Any
 
-from . import __version__
-from .model import Document
-from .timeline import Op, Place, Timeline, nested
+from .. import __version__
+from ..analysis.timeline import Op, Place, Timeline, nested
+from ..schema.model import Document
 
 SCHEMA = "https://www.speedscope.app/file-format-schema.json"
 

@@ -1,14 +1,8 @@
-"""Distributed jobs: each pass is one launch of torch's own launcher (``torchrun``, the
-module ``torch.distributed.run``), with the runner as every worker's entry point.
-
-The launcher gives each worker its environment (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR,
-MASTER_PORT) as it always does; the runner passes it on to the script unchanged and writes
-its part under its rank (``contract.rank_part``).
-"""
+"""torchrun's options that a job may pass on, as the command line, the server's settings and
+the result document (``launch.options``) spell them: their grammar and what they say
+(node rank and count). Standard library only."""
 
 from __future__ import annotations
-
-from .contract import LAUNCHER_WRAPPER, RUNNER_MODULE
 
 # torchrun's options a job may pass on (``--name value``), beside --nproc-per-node. Options
 # that change what is launched (-m, --no-python, --run-path) or where its output goes are
@@ -27,7 +21,7 @@ LAUNCHER_OPTIONS = (
     "--local-addr",
 )
 # Without any of these, the job is one node on loopback: torchrun --standalone (a free port).
-_RENDEZVOUS = ("--nnodes", "--master-addr", "--master-port", "--rdzv-backend", "--rdzv-endpoint")
+RENDEZVOUS_OPTIONS = ("--nnodes", "--master-addr", "--master-port", "--rdzv-backend", "--rdzv-endpoint")
 
 
 class LaunchError(ValueError):
@@ -74,26 +68,3 @@ def nodes(options: tuple[str, ...]) -> tuple[int, int]:
     if count < 1 or not 0 <= node < count:
         raise LaunchError(f"--node-rank {node} is not among {count} node(s)")
     return node, count
-
-
-def argv(
-    python: str, nproc_per_node: int, options: tuple[str, ...], runner_options: list[str], log_dir: str
-) -> list[str]:
-    """The command line of one pass's launch. ``log_dir``: where torch's launcher keeps its
-    logs (by default a new ``torchelastic_*`` folder in the temporary folder, never removed):
-    in the job's private folder, they go with it."""
-    single = not any(name in _RENDEZVOUS for name in options[::2])
-    return [
-        python,
-        "-m",
-        LAUNCHER_WRAPPER,
-        *(["--standalone"] if single else []),
-        "--nproc-per-node",
-        str(nproc_per_node),
-        "--log-dir",
-        log_dir,
-        *options,
-        "-m",
-        RUNNER_MODULE,
-        *runner_options,
-    ]

@@ -6,7 +6,7 @@ it was made) and keeps each ranked line's text. Here that root stands for a loca
 is shown where its text still stands: at its recorded number, else at the one line of the
 file with that text. Lines whose text is nowhere (or in several places), files that are
 not here, and paths outside the recorded root are skipped, and said so. Only files under
-the local folder are ever read (``rootmap``).
+the local folder are ever read (``root_map``).
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ import os
 import re
 from dataclasses import dataclass, field, replace
 
-from .model import Document, Function, Pass, RankedLine
-from .rootmap import RootMap, outermost_root, relative_to
+from ..schema.model import Document, Function, Pass, RankedLine
+from .root_map import RootMap, outermost_root, relative_to
 
 MAX_FILE_BYTES = 16 * 1024**2  # a source file larger than this is not read
 MAX_WALK = 20_000  # folder entries looked at when searching for the script

@@ -9,10 +9,10 @@ import sys
 from typing import Any
 
 from . import __version__
-from .analysis import Thresholds
-from .contract import PASSES, unknown_passes
-from .jobspec import JobSpec
-from .launch import LAUNCHER_OPTIONS
+from .analysis.ranking import Thresholds
+from .job.spec import JobSpec
+from .schema.contract import PASSES, unknown_passes
+from .schema.torchrun_options import LAUNCHER_OPTIONS
 
 _JOB = JobSpec(script="")  # the defaults live in JobSpec and Thresholds
 _THRESHOLDS = Thresholds()

@@ -2,7 +2,7 @@
 
 Read from a raw recording (``profile --save-raw``; ``--format trace`` and ``speedscope``
 make one for themselves) and attributed as ``replay`` attributes it, so a live run and a
-recording from a GPU machine give the same timeline. ``chrometrace`` and ``speedscope``
+recording from a GPU machine give the same timeline. ``formats.chrome_trace`` and ``formats.speedscope``
 render it. No torch here.
 """
 
@@ -11,9 +11,9 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from .replay import RecordingError, open_recording
-from .runner.attribution import LineStats
-from .runner.callsites import source_position
+from ..runner.attribution import LineStats
+from ..runner.callsites import source_position
+from .recorded import RecordingError, open_recording
 
 
 @dataclass(frozen=True, slots=True)

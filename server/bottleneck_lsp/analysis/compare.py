@@ -14,8 +14,8 @@ import os
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from .analysis import COLUMNS, MEMORY, WALL, amount
-from .model import Document, RankedLine
+from ..schema.model import Document, RankedLine
+from .ranking import COLUMNS, MEMORY, WALL, amount
 
 ADDED, REMOVED, MATCHED = "added", "removed", "matched"
 

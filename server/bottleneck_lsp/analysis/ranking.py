@@ -14,9 +14,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from . import distributed, modulepath
-from .contract import JOB_STOPPED
-from .model import (
+from ..paths import module_path
+from ..paths.root_map import outermost_root, relative_to
+from ..schema.contract import JOB_STOPPED
+from ..schema.model import (
     CallFromLine,
     Cell,
     Disagreement,
@@ -31,7 +32,7 @@ from .model import (
     ThreadLine,
     Verdict,
 )
-from .rootmap import outermost_root, relative_to
+from . import distributed
 
 Hotspot = RankedLine  # a ranked row, as the presentation calls it
 
@@ -411,7 +412,7 @@ def _entries(part: Pass | None, first_line: dict[tuple[str, str], int]) -> dict[
     ):
         return out  # a pass cut short did not run (or record) the whole script
     if part.within is not None:
-        return out  # recorded in another pass's run (cprofileride.py): the same counts
+        return out  # recorded in another pass's run (job/cprofile_ride.py): the same counts
     found = (
         [(f.file, f.function, f.line, f.ncalls) for f in part.functions if f.user]
         if part.name == "cprofile"
@@ -594,14 +595,14 @@ def lingering_words(part: Pass, thread: LingeringThread) -> str:
 _NO_PARENT_PACKAGE = "attempted relative import with no known parent package"
 
 
-def run_as_module(doc: Document) -> modulepath.Dotted | None:
+def run_as_module(doc: Document) -> module_path.Dotted | None:
     """When the script, run as a file, stopped at a relative import and lies in a package:
     the module it runs as with ``-m`` (and the folder to run that from)."""
     failed = failed_pass(doc)
     error = failed.error if failed is not None else None
     if doc.module or error is None or error.type != "ImportError" or _NO_PARENT_PACKAGE not in error.message:
         return None
-    return modulepath.module_of_file(doc.script)
+    return module_path.module_of_file(doc.script)
 
 
 _OOM_WORDS = ("out of memory", "can't allocate memory", "cannot allocate memory")

@@ -17,14 +17,11 @@ import os
 import signal
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
-from .contract import LINGER_STACKS_SUFFIX, STOP_TAKEN_SUFFIX, environment_file, rank_part
-from .runner.lingering import BACKSTOP_S, EXIT_GRACE_S
-from .runner.strays import end_strays
-
-if TYPE_CHECKING:
-    from .forks import ForkServer
+from ..runner.lingering import BACKSTOP_S, EXIT_GRACE_S
+from ..runner.strays import end_strays
+from ..schema.contract import LINGER_STACKS_SUFFIX, STOP_TAKEN_SUFFIX, environment_file, rank_part
 
 OUTPUT_TAIL_BYTES = 64 * 1024
 KILL_GRACE_S = 15.0  # time for the runner to process and write partial results
@@ -135,6 +132,12 @@ class Process(Protocol):
     async def wait(self) -> int: ...
 
 
+class Spawner(Protocol):
+    """What forks a runner (``fork_server.ForkServer``): the process, its stdout and stderr."""
+
+    async def spawn(self, options: list[str]) -> tuple[Process, Reader, Reader]: ...
+
+
 class RunnerProcess:
     """A started runner (see the module's docstring)."""
 
@@ -161,7 +164,7 @@ class RunnerProcess:
 
     @classmethod
     async def fork(
-        cls, name: str, server: ForkServer, options: list[str], out: str, on_output: OnOutput
+        cls, name: str, server: Spawner, options: list[str], out: str, on_output: OnOutput
     ) -> RunnerProcess:
         """Fork the runner from a fork server (start-up already done there)."""
         proc, stdout, stderr = await server.spawn(options)

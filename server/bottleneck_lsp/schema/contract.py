@@ -36,7 +36,7 @@ PARTIAL_STATUSES = frozenset({"timeout", "cancelled", "terminated"})
 JOB_STOPPED = "the job was stopped"
 
 RUNNER_MODULE = "bottleneck_lsp.runner"
-# A job's and a fork server's private folder (``forklaunch.runner_folder``) is named so: what
+# A job's and a fork server's private folder (``processes.fork_launch.runner_folder``) is named so: what
 # the runner side may remove when whoever made it is gone.
 RUNNER_FOLDER_PREFIX = "bottleneck-lsp-"
 FORKSERVER_MODULE = "bottleneck_lsp.runner.forkserver"  # forks runners: start-up paid once
@@ -123,7 +123,7 @@ class RunnerArgs:
     # worth its cost (a profile hook on Python 3.10/3.11) when another pass counts too
     count_entries: bool = True
     # the cpu pass also records cProfile's table, in place of the entry counter, for the
-    # job's cprofile pass (the job's choice: cprofileride.py); a pass that cannot (the
+    # job's cprofile pass (the job's choice: job/cprofile_ride.py); a pass that cannot (the
     # Python tracer holds the profile hook) records none, and the job runs cprofile alone
     with_cprofile: bool = False
     compiler_stack: bool = True  # load torch's compiler stack before the script (compilerstack.py)

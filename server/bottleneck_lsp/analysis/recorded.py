@@ -1,25 +1,17 @@
-"""``bottleneck-lsp replay FILE``: a raw recording -> the result document, without torch.
-
-The recording (``profile --save-raw``) holds an autograd pass's event tree and device
-events as they came from the profiler. Replay runs the same attribution and analysis as a
-live pass, so a run made on a GPU machine can be read, tested and reported anywhere.
-"""
+"""A raw recording opened (``profile --save-raw``): its event tree and device events, which
+of its file names are the user's files and where they are here, and the pass it is of.
+Read by ``job.replay`` (a result document) and ``analysis.timeline`` (ops in time)."""
 
 from __future__ import annotations
 
-import datetime as _dt
 import os
 from dataclasses import dataclass
 from typing import Any
 
-from . import __version__, analysis
-from .contract import SCHEMA_NAME, SCHEMA_VERSION
-from .model import Document, ModelError
-from .rootmap import RootMap
-from .runner import device, recording
-from .runner.attribution import Attributor
-from .runner.autograddoc import autograd_document
-from .runner.lineranges import read_entries, read_header
+from ..paths.root_map import RootMap
+from ..runner import device, recording
+from ..runner.attribution import Attributor
+from ..runner.lineranges import read_entries, read_header
 
 RecordingError = recording.RecordingError
 
@@ -71,32 +63,6 @@ def _span_ns(roots: list[recording.Node], activities: list[device.Activity]) -> 
     starts = [n.start_time_ns for n in roots] + [a.start_ns for a in activities]
     ends = [n.end_time_ns for n in roots] + [a.start_ns + a.duration_ns for a in activities]
     return max(ends) - min(starts) if starts else 0
-
-
-def _environment(recorded: dict[str, Any]) -> dict[str, Any]:
-    cuda = recorded.get("cuda")
-    gpu = recorded.get("device")
-    return {
-        "python": {
-            "version": str(recorded.get("python") or "?"),
-            "implementation": "",
-            "executable": "recorded elsewhere",
-        },
-        "os": str(recorded.get("platform") or "(recorded elsewhere)"),
-        "machine": "",
-        "torch": {
-            "version": str(recorded.get("torch") or "?"),
-            "git_version": "",
-            "debug": False,
-            "cuda_compiled": cuda,
-            "hip_compiled": None,
-            "cuda_available": gpu is not None,
-            "cudnn": None,
-            "cuda_driver": None,
-            "devices": [str(gpu)] if gpu else [],
-        },
-        "packages": [],
-    }
 
 
 def _pass_name(header: dict[str, Any], activities: list[device.Activity]) -> str:
@@ -168,61 +134,3 @@ def open_recording(path: str, root: str | None = None) -> Opened:
         wall_ns=wall if isinstance(wall, int) and wall > 0 else _span_ns(roots, activities),
         recorded_on=found if isinstance(found, dict) else {},
     )
-
-
-def replay(path: str, root: str | None = None) -> Document:
-    """The result document of one recorded pass; RecordingError says what is wrong."""
-    opened = open_recording(path, root)
-    header, roots, activities, files = opened.header, opened.roots, opened.activities, opened.files
-    name, wall_ns, recorded_on = opened.name, opened.wall_ns, opened.recorded_on
-    part: dict[str, Any] = {
-        "name": name,
-        "status": "ok",
-        "exit_code": 0,
-        "script_wall_s": round(wall_ns / 1e9, 6),
-        "replayed_from": os.path.abspath(path),
-        "recorded_on": recorded_on,
-        "warm": False,
-    }
-    if name == "sample":
-        runtime = any(not a.on_device for a in activities)
-        part["device"] = device.summarize(activities, wall_ns, runtime)
-        part["device_event_count"] = sum(1 for a in activities if a.on_device)
-    else:
-        marker_site = opened.marker_site
-        attributor = opened.attributor()
-        attributor.consume(roots)
-        part.update(autograd_document(attributor, activities if name == "cuda" else None, wall_ns))
-        part.update(
-            {
-                "event_count": attributor.event_count,
-                "garbled_frames": attributor.garbled_frames,
-                "exact_lines": bool(header.get("exact_lines", marker_site is not None)),
-            }
-        )
-    part["notes"] = [
-        f"replayed from {os.path.basename(path)} ({recording.FORMAT}/{header['format_version']}), "
-        f"recorded with torch {recorded_on.get('torch', '?')}"
-        + (f" on {recorded_on['device']}" if recorded_on.get("device") else "")
-    ]
-    script = files.script_path()
-    doc: dict[str, Any] = {
-        "schema": SCHEMA_NAME,
-        "version": SCHEMA_VERSION,
-        "tool": {"name": "bottleneck-lsp", "version": __version__},
-        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        "script": script,
-        "args": [],
-        "cwd": files.local_root,
-        "roots": [files.local_root],
-        "python": "(recorded elsewhere)",
-        "environment": _environment(recorded_on),
-        "passes": [part],
-        "replay": {"file": os.path.abspath(path), "format_version": header["format_version"]},
-        "status": "ok",
-    }
-    try:
-        typed = Document.from_json(doc, "result")
-    except ModelError as exc:  # the recording's header or events held values of another type
-        raise RecordingError(f"{path}: the recording does not make a valid result: {exc}") from None
-    return analysis.conclude(typed)

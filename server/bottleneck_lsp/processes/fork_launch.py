@@ -26,7 +26,7 @@ from pathlib import Path
 
 from ..schema.contract import FORKSERVER_MODULE, ORIGINAL_PYTHONPATH, RUNNER_FOLDER_PREFIX
 
-_PACKAGE_DIR = Path(__file__).resolve().parent
+_PACKAGE_DIR = Path(__file__).resolve().parent.parent  # bottleneck_lsp (this file is in processes/)
 
 
 def can_fork() -> str | None:

@@ -104,10 +104,16 @@ def memory_share(row: Hotspot) -> float:
 WAITED = 0.1  # other threads on a CPU for less than this part of their time at a line: they waited
 
 
+def waited(on_cpu_s: float | None, wall_s: float) -> bool:
+    """Whether threads that spent ``wall_s`` at a line mostly waited there (a lock, an event,
+    a queue, I/O) rather than ran: their CPU clocks moved for under ``WAITED`` of it (None:
+    no per-thread clock, not known)."""
+    return on_cpu_s is not None and on_cpu_s < WAITED * wall_s
+
+
 def threads_waited(cell: Cell) -> bool:
-    """Whether the threads column's time at a line was mostly waiting (a lock, an event, a
-    queue, I/O), not running: their CPU clocks moved for under ``WAITED`` of it."""
-    return cell.running_s is not None and cell.running_s < WAITED * cell.time_s
+    """``waited``, for the threads column's cell."""
+    return waited(cell.running_s, cell.time_s)
 
 
 def loudness(row: Hotspot) -> float:
@@ -121,7 +127,7 @@ def loudness(row: Hotspot) -> float:
 
 
 def _loud(kind: str, cell: Cell) -> float:
-    if kind == THREADS and cell.running_s is not None and threads_waited(cell) and cell.time_s > 0:
+    if kind == THREADS and threads_waited(cell) and cell.running_s is not None:  # (for mypy)
         return cell.share * cell.running_s / cell.time_s
     return cell.share
 

@@ -232,8 +232,8 @@ def sample_lines(part: Pass | None) -> list[str]:
             for t in samples.threads[:5]:
                 on_cpu = ""
                 if t.cpu_s is not None:
-                    waited = t.cpu_s < ranking.WAITED * t.wall_s
-                    on_cpu = f", {_ms(t.cpu_s)} on a CPU" + (" (waiting)" if waited else "")
+                    waiting = " (waiting)" if ranking.waited(t.cpu_s, t.wall_s) else ""
+                    on_cpu = f", {_ms(t.cpu_s)} on a CPU{waiting}"
                 out.append(f"  {t.thread}: {_ms(t.wall_s)} at {t.file}:{t.line}{on_cpu}")
     if part.device is not None:
         out += _device_lines(part.device, "device: ")

@@ -19,7 +19,8 @@ ALLOWED = {
     "analysis": {"schema", "paths", "runner"},
     "formats": {"schema", "analysis"},
     "job": {"schema", "paths", "processes", "analysis", "runner"},
-    "lsp": {"schema", "paths", "processes", "analysis", "formats", "job", "runner"},
+    "settings": {"schema", "analysis", "job"},
+    "lsp": {"schema", "paths", "processes", "analysis", "formats", "job", "runner", "settings"},
 }
 TOP = {"__init__", "__main__", "cli", "cli_args", "entry"}  # the entry points: anything
 

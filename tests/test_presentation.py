@@ -16,9 +16,9 @@ from bottleneck_lsp.analysis.ranking import Thresholds
 from bottleneck_lsp.analysis.result import load, validate
 from bottleneck_lsp.formats import report, wording
 from bottleneck_lsp.lsp import annotations, tracking
-from bottleneck_lsp.lsp.settings import Settings, merge
 from bottleneck_lsp.lsp.summary import summary_line
 from bottleneck_lsp.schema.model import Cell, Document
+from bottleneck_lsp.settings import Settings, merge
 
 FIXTURE = Path(__file__).parent / "fixtures" / "train-cpu.json"
 

@@ -16,28 +16,24 @@ from typing import Any, Union
 
 import attrs
 from cattrs import Converter
+from pygls.protocol import default_converter
+
+from ..settings import request_keys
 
 
 @attrs.define
 class ProfileArguments:
-    """``bottleneck.profile``'s single argument object."""
+    """``bottleneck.profile``'s single argument object: the script, how it runs, and the
+    settings a request may give (``settings.request_keys``: args, passes, cwd, python,
+    timeout...), by their JSON names, laid over the server's (``settings.overlay``)."""
 
     uri: str
-    args: list[str] | None = None
-    passes: list[str] | None = None
-    cwd: str | None = None
-    python: str | None = None
-    timeout: float | None = None
-    # seconds: stop each pass then and keep what it recorded; 0: the whole run; unset: the setting
-    duration: float | None = None
-    nprocPerNode: int | None = None  # noqa: N815 - the JSON key, as the other settings
-    torchrunArgs: list[str] | None = None  # noqa: N815
-    collectiveSizes: bool | None = None  # noqa: N815
     # Run the file as ``python -m pkg.mod`` (its name from the packages around it): true, or
     # false for a plain file; unset: as a module when it is in a package and uses relative
     # imports (as a file, Python stops at them) and its package is found from the working
     # directory.
     module: bool | None = None
+    settings: dict[str, Any] = attrs.field(factory=dict)
 
 
 @attrs.define
@@ -98,31 +94,45 @@ def _fits(value: Any, hint: Any) -> bool:
     return isinstance(value, hint)
 
 
-def check(cls: type[Any], raw: Any) -> None:
-    """Raise ``ValueError`` naming the first field of ``raw`` whose JSON type is wrong."""
+def _wrong(command: str, name: str, value: Any, wanted: str, optional: bool) -> ValueError:
+    if optional:
+        wanted = "true, false or null" if wanted == "true or false" else f"{wanted} or null"
+    got = _json_kind(value)
+    odd = [v for v in value if not isinstance(v, str)] if isinstance(value, list) else []
+    if odd and wanted.startswith("a list"):
+        got = f"a list holding {_json_kind(odd[0])}"
+    return ValueError(f"{command}: {name!r} must be {wanted}, got {got}")
+
+
+def check(cls: type[Any], raw: Any) -> dict[str, Any]:
+    """Raise ``ValueError`` naming the first field of ``raw`` whose JSON type is wrong; else
+    the object's own fields (for ``ProfileArguments``: the settings it gives go in
+    ``settings``, each checked against its declared kind)."""
     command = _COMMANDS.get(cls, cls.__name__)
     if not isinstance(raw, dict):
         raise ValueError(f"{command}: expected one argument object, got {_json_kind(raw)}")
     hints = typing.get_type_hints(cls)
-    fields = attrs.fields_dict(cls)
-    unknown = sorted(k for k in raw if k not in fields)
+    fields = {k: f for k, f in attrs.fields_dict(cls).items() if k != "settings"}
+    given = request_keys() if cls is ProfileArguments else {}
+    unknown = sorted(k for k in raw if k not in fields and k not in given)
     if unknown:
-        raise ValueError(f"{command}: unknown field {unknown[0]!r} (known: {', '.join(fields)})")
+        known = [*fields, *given]
+        raise ValueError(f"{command}: unknown field {unknown[0]!r} (known: {', '.join(known)})")
     for name, field in fields.items():
         if name not in raw:
             if field.default is attrs.NOTHING:
                 raise ValueError(f"{command}: {name!r} is required")
             continue
-        value = raw[name]
-        if not _fits(value, hints[name]):
-            wanted, optional = _wanted(hints[name])
-            if optional:
-                wanted = "true, false or null" if wanted == "true or false" else f"{wanted} or null"
-            got = _json_kind(value)
-            odd = [v for v in value if not isinstance(v, str)] if isinstance(value, list) else []
-            if odd and wanted.startswith("a list"):
-                got = f"a list holding {_json_kind(odd[0])}"
-            raise ValueError(f"{command}: {name!r} must be {wanted}, got {got}")
+        if not _fits(raw[name], hints[name]):
+            raise _wrong(command, name, raw[name], *_wanted(hints[name]))
+    for key, (_name, about) in given.items():
+        value = raw.get(key)
+        if value is not None and not about.kind.fits(value):
+            raise _wrong(command, key, value, about.kind.words, True)
+    own = {k: v for k, v in raw.items() if k in fields}
+    if given:
+        own["settings"] = {k: v for k, v in raw.items() if k in given}
+    return own
 
 
 def strict(converter: Converter) -> None:
@@ -131,7 +141,13 @@ def strict(converter: Converter) -> None:
         plain = converter.get_structure_hook(cls)
 
         def hook(raw: Any, wanted: type[Any], plain: Any = plain, cls: type[Any] = cls) -> Any:
-            check(cls, raw)
-            return plain(raw, wanted)
+            return plain(check(cls, raw), wanted)
 
         converter.register_structure_hook(cls, hook)
+
+
+def strict_converter() -> Converter:
+    """pygls' converter with ``strict``'s hooks: the server's ``converter_factory``."""
+    converter = default_converter()
+    strict(converter)
+    return converter

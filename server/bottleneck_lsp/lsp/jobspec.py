@@ -11,8 +11,8 @@ from pygls.workspace import Workspace
 
 from ..job.spec import JobError, JobSpec
 from ..paths import module_path
+from ..settings import Settings, overlay
 from .arguments import ProfileArguments
-from .settings import Settings
 
 MAX_ARGS = 1000
 MAX_ARG_CHARS = 100_000
@@ -31,42 +31,40 @@ def script_path(uri: Any) -> str:
 
 
 def job_spec(settings: Settings, workspace: Workspace, arguments: ProfileArguments) -> JobSpec:
-    """The job that ``arguments`` ask for; ``JobError`` says what is wrong with them."""
+    """The job that ``arguments`` ask for, their settings laid over the server's;
+    ``JobError`` says what is wrong with them."""
     script = script_path(arguments.uri)
-    args = arguments.args if arguments.args is not None else list(settings.args)
-    for given, what in ((args, "script arguments"), (arguments.torchrunArgs or [], "torchrun options")):
-        if len(given) > MAX_ARGS or any(len(a) > MAX_ARG_CHARS for a in given):
+    given = overlay(settings, arguments.settings)
+    for values, what in ((given.args, "script arguments"), (given.torchrun_args, "torchrun options")):
+        if len(values) > MAX_ARGS or any(len(a) > MAX_ARG_CHARS for a in values):
             raise JobError(f"too many or too long {what}")
-    cwd = arguments.cwd or settings.cwd
+    cwd = given.cwd
     folder = workspace_folder_of(workspace, script)
     if cwd is None:
         cwd = folder or os.path.dirname(script)
     elif cwd.startswith("file:"):
         cwd = uris.to_fs_path(cwd) or cwd
     roots = (folder,) if folder else ()
-    passes = tuple(arguments.passes) if arguments.passes else settings.passes
-    nproc = arguments.nprocPerNode if arguments.nprocPerNode is not None else settings.nproc_per_node
-    launcher = tuple(arguments.torchrunArgs) if arguments.torchrunArgs is not None else settings.torchrun_args
-    sizes = arguments.collectiveSizes if arguments.collectiveSizes is not None else settings.collective_sizes
+    nproc, launcher = given.nproc_per_node, given.torchrun_args
     return JobSpec(
         script=script,
         module=module_to_run(script, cwd, arguments.module),
-        args=tuple(args),
-        python=arguments.python or settings.python,
+        args=given.args,
+        python=given.python,
         cwd=cwd,
         roots=roots,
-        passes=passes,
-        timeout=arguments.timeout if arguments.timeout is not None else settings.timeout,
-        duration=(arguments.duration or None) if arguments.duration is not None else settings.duration,
-        exact_lines=settings.exact_lines,
-        separate_cprofile=settings.separate_cprofile,
-        event_budget=settings.event_budget,
-        fork=settings.fork,
+        passes=given.passes,
+        timeout=given.timeout,
+        duration=given.duration,
+        exact_lines=given.exact_lines,
+        separate_cprofile=given.separate_cprofile,
+        event_budget=given.event_budget,
+        fork=given.fork,
         nproc_per_node=nproc,
         launcher=launcher,
         # a setting for every profile: it applies to the distributed ones (the CLI refuses the
         # flag without --nproc-per-node, one request at a time)
-        collective_sizes=sizes and (nproc > 1 or bool(launcher)),
+        collective_sizes=given.collective_sizes and (nproc > 1 or bool(launcher)),
     )
 
 

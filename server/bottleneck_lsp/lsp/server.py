@@ -32,13 +32,13 @@ from ..job.spec import JobError
 from ..paths import relocate
 from ..schema.contract import PARTIAL_STATUSES
 from ..schema.model import Document
+from ..settings import merge
 from . import annotations as notes
 from . import asking, auth, reportdir, tracking, transport
 from .arguments import OpenResultArguments, ProfileArguments, strict
 from .jobrun import run_job
 from .jobspec import job_spec, local_path, script_path
 from .protocol import BottleneckProtocol
-from .settings import merge
 from .state import Running, State
 from .summary import summary_line
 from .warm import WarmForks

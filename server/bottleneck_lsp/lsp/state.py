@@ -9,8 +9,8 @@ from typing import Any
 
 from ..job.job import Job
 from ..schema.model import Document
+from ..settings import Settings
 from .annotations import Annotation
-from .settings import Settings
 
 
 @dataclass

@@ -1,0 +1,146 @@
+"""Each setting is declared once (``bottleneck_lsp.settings``): the language server reads
+it from there, a profile request's arguments come from there, and the command line's
+options and the VS Code extension's package.json are checked against it here."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bottleneck_lsp.cli_args import profile_parser
+from bottleneck_lsp.job.spec import JobError, JobSpec, validate
+from bottleneck_lsp.lsp.arguments import ProfileArguments, check
+from bottleneck_lsp.settings import Settings, declared, kinds, merge, overlay, request_keys
+
+ROOT = Path(__file__).resolve().parent.parent
+MANIFEST = json.loads((ROOT / "vscode-extension" / "package.json").read_text())
+PROPERTIES: dict[str, dict[str, Any]] = MANIFEST["contributes"]["configuration"]["properties"]
+# The extension's own settings, which the server never reads; and the server's `python`,
+# which the extension sends from its interpreter choice (bottleneck.interpreter, the Python
+# extension's, or the one the server runs on).
+EXTENSION_ONLY = {"bottleneck.interpreter", "bottleneck.serverSource", "bottleneck.trace.server"}
+NOT_IN_MANIFEST = {"python"}
+# package.json states "unset" as the JSON value the editor's settings UI can show
+UNSET_IN_MANIFEST = {"cwd": "", "passes": [], "duration": 0}
+# The command line's defaults that differ from the server's, and why
+CLI_DEFAULTS = {"timeout": None}  # a command in a terminal has no timeout; an editor's job must end
+
+
+def _json(value: Any) -> Any:
+    return list(value) if isinstance(value, tuple) else value
+
+
+def test_package_json_declares_each_setting_as_the_server_does() -> None:
+    defaults = Settings()
+    seen = set()
+    for name, about in declared().items():
+        if name in NOT_IN_MANIFEST:
+            continue
+        key = f"bottleneck.{about.key}"
+        seen.add(key)
+        assert key in PROPERTIES, f"package.json lacks {key}"
+        entry = PROPERTIES[key]
+        schema = {
+            k: entry[k] for k in ("type", "items", "minimum", "maximum", "exclusiveMinimum") if k in entry
+        }
+        if "items" in schema:
+            schema["items"] = {k: v for k, v in schema["items"].items() if k in ("type", "enum")}
+        assert schema == about.kind.schema(), key
+        default = getattr(defaults, name)
+        expected = UNSET_IN_MANIFEST[name] if default is None else _json(default)
+        assert entry["default"] == expected, key
+        assert entry["scope"] == ("resource" if about.request else "window"), key
+        assert entry.get("description") or entry.get("markdownDescription"), key
+    assert set(PROPERTIES) - seen == EXTENSION_ONLY
+
+
+def _parsed(*options: str) -> argparse.Namespace:
+    return profile_parser("bottleneck-lsp profile").parse_args([*options, "script.py"])
+
+
+def test_command_line_options_keep_the_declared_defaults_and_bounds() -> None:
+    defaults, parsed = Settings(), _parsed()
+    flags = {a.option_strings[0]: a for a in profile_parser("x")._actions if a.option_strings}
+    for name, about in declared().items():
+        if about.flag is None:
+            continue
+        action = flags[about.flag]
+        if about.flag.startswith("--no-"):  # a switch that turns a setting off
+            assert getattr(defaults, name) is True and action.default is False, about.flag
+            assert getattr(_parsed(about.flag), action.dest) is True
+            continue
+        expected = CLI_DEFAULTS.get(name, _json(getattr(defaults, name)))
+        assert _json(getattr(parsed, action.dest)) == expected, about.flag
+
+
+@pytest.mark.parametrize(
+    ("flag", "value"),
+    [
+        ("--min-share", "1.5"),
+        ("--min-share", "-0.1"),
+        ("--min-memory-share", "2"),
+        ("--top", "-1"),
+        ("--event-budget", "-1"),
+        ("--timeout", "0"),
+        ("--duration", "-1"),
+        ("--passes", "cpu,gpu"),
+    ],
+)
+def test_command_line_refuses_what_the_declaration_refuses(flag: str, value: str) -> None:
+    name = next(n for n, a in declared().items() if a.flag == flag)
+    with pytest.raises(ValueError):
+        declared()[name].kind.convert(json.loads(value) if flag != "--passes" else value.split(","))
+    with pytest.raises(SystemExit):
+        _parsed(flag, value)
+
+
+def test_nproc_bounds_are_the_jobs_own() -> None:
+    about = declared()["nproc_per_node"]
+    assert isinstance(about.kind, kinds.Count) and about.kind.highest is not None
+    for outside in (about.kind.lowest - 1, about.kind.highest + 1):
+        with pytest.raises(ValueError):
+            about.kind.convert(outside)
+        with pytest.raises(JobError, match="nproc"):
+            validate(JobSpec(script=__file__, nproc_per_node=outside))
+
+
+def test_every_setting_is_read_by_its_key_and_refuses_a_value_of_another_type() -> None:
+    for name, about in declared().items():
+        default = getattr(Settings(), name)
+        assert merge(Settings(), {about.key: _json(default)}) == Settings(), about.key
+        wrong = {"bottleneck": {about.key: {"an": "object"}}}
+        problems = merge(Settings(), wrong).problems
+        assert problems and problems[0].startswith(f"setting {about.key!r}: expected"), problems
+    assert merge(Settings(), {"sharez": 1}).problems == ("unknown setting 'sharez'",)
+    assert merge(Settings(), {"interpreter": "/usr/bin/python3"}).python == "/usr/bin/python3"
+
+
+def test_a_request_gives_the_settings_declared_for_it_and_no_others() -> None:
+    keys = request_keys()
+    assert set(keys) == {"python", "args", "cwd", "passes", "timeout", "duration"} | {
+        "nprocPerNode",
+        "torchrunArgs",
+        "collectiveSizes",
+    }
+    raw = {"uri": "file:///s.py", "timeout": 5, "args": ["-x"], "passes": [], "cwd": "", "duration": 0}
+    own = check(ProfileArguments, raw)
+    assert own == {"uri": "file:///s.py", "settings": {k: v for k, v in raw.items() if k != "uri"}}
+    base = Settings(passes=("cpu",), cwd="/there", duration=30.0)
+    laid = overlay(base, own["settings"])
+    # an empty passes or cwd leaves the setting; 0 seconds is the whole run
+    assert (laid.timeout, laid.args, laid.passes, laid.cwd, laid.duration) == (
+        5.0,
+        ("-x",),
+        ("cpu",),
+        "/there",
+        None,
+    )
+    with pytest.raises(ValueError, match="'minShare'"):
+        check(ProfileArguments, {"uri": "file:///s.py", "minShare": 0.5})  # a window-wide setting
+    for key, (_name, about) in keys.items():
+        with pytest.raises(ValueError, match=f"'{key}' must be {about.kind.words.removesuffix(' or false')}"):
+            check(ProfileArguments, {"uri": "file:///s.py", key: {"an": "object"}})

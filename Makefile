@@ -26,7 +26,7 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy
 
-# Debian's Emacs, Eglot and lsp-mode: tests/test_emacs.py runs README's Emacs blocks in them
+# Debian's Emacs, Eglot and lsp-mode: tests/test_emacs.py runs docs/editors.md's Emacs blocks in them
 # (Neovim, for tests/test_neovim.py, is a dev extra).
 editors:
 	@if ! command -v emacs >/dev/null || ! dpkg -s elpa-eglot elpa-lsp-mode >/dev/null 2>&1; then \

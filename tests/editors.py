@@ -1,6 +1,7 @@
-"""What the real-editor tests share (tests/test_neovim.py, tests/test_emacs.py): the long
-script they quit during, a TCP server as README's "running server" blocks reach it, and the
-check that nothing of ours outlived the editor."""
+"""What the real-editor tests share (tests/test_neovim.py, tests/test_emacs.py): the code
+blocks of a section of docs/editors.md, the long script they quit during, a TCP server as
+that page's "running server" blocks reach it, and the check that nothing of ours outlived
+the editor."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ from pathlib import Path
 
 from lsp_helpers import gone, our_processes
 
+EDITORS_DOC = Path(__file__).resolve().parent.parent / "docs" / "editors.md"
+
 # runs two minutes unless stopped; writes "started" once it runs, for the driver to wait on
 LONG = """import time
 
@@ -28,10 +31,30 @@ while time.monotonic() < end:
 """
 
 
+def doc_blocks(heading: str, language: str) -> list[str]:
+    """The ``language`` code blocks of docs/editors.md's section ``heading`` (its text without
+    the ``#`` marks), up to the next heading of the same level or above (outside code blocks)."""
+    level = 0
+    section: list[str] = []
+    fenced = False
+    for line in EDITORS_DOC.read_text().splitlines(keepends=True):
+        if line.startswith("```"):
+            fenced = not fenced
+        marks = len(line) - len(line.lstrip("#")) if not fenced and line.startswith("#") else 0
+        if level and marks and marks <= level and line[marks : marks + 1] == " ":
+            break
+        if level:
+            section.append(line)
+        elif marks and line[marks:].strip() == heading:
+            level = marks
+    assert level, f"docs/editors.md has no section {heading!r}"
+    return re.findall(rf"```{language}\n(.*?)```", "".join(section), re.S)
+
+
 @contextlib.contextmanager
 def tcp_server(token: Path) -> Iterator[int]:
     """`bottleneck-lsp serve --tcp 127.0.0.1:PORT --token-file TOKEN`, started by hand as
-    README says; yields PORT. The editor run inside must end it (a network server ends when
+    docs/editors.md says; yields PORT. The editor run inside must end it (a network server ends when
     its one client leaves) and it must remove the token it wrote."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -62,7 +85,7 @@ def assert_all_gone(pids: list[int]) -> None:
 
 
 def with_running_server(stdio: str, running: str, start: str, port: int) -> str:
-    """The user's config for a server started by hand: README's ``running`` block (its port
+    """The user's config for a server started by hand: docs/editors.md's ``running`` block (its port
     2087 made ``port``) in place of the ``stdio`` block's first form, which ``start`` (a
     regular expression, matched from the block's start) finds; the rest of it kept."""
     assert "2087" in running, running

@@ -119,8 +119,8 @@ class Client:
     async def initialize(
         self, root: Path, token: str | None, flat: bool = False, capabilities: dict[str, Any] | None = None
     ) -> dict[str, Any]:
-        """``flat``: the settings beside the token, not under "bottleneck" (as the README's Emacs
-        and lsp-mode examples send them)."""
+        """``flat``: the settings beside the token, not under "bottleneck" (as the Emacs
+        and lsp-mode examples of docs/editors.md send them)."""
         options: dict[str, Any] = {"top": 3} if flat else {"bottleneck": {}}
         if token is not None:
             options["token"] = token

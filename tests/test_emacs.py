@@ -1,4 +1,4 @@
-"""README's Emacs blocks (Eglot, lsp-mode), as they are written there, in a real Emacs
+"""The Emacs blocks of docs/editors.md (Eglot, lsp-mode), as they are written there, in a real Emacs
 (batch mode; Debian's Emacs 28, Eglot 1.9 and lsp-mode 8.0, from `make editors`).
 
 The blocks are the user's init file; ``tests/emacs/drive.el`` opens a script, runs
@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from editors import LONG, assert_all_gone, tcp_server, with_running_server
+from editors import LONG, assert_all_gone, doc_blocks, tcp_server, with_running_server
 from helpers import SCRIPTS, marker_line
 from lsp_helpers import our_processes, runner_pids
 
@@ -29,12 +29,9 @@ ROOT = Path(__file__).resolve().parent.parent
 HOT = marker_line(str(SCRIPTS / "fn_call.py"))
 
 
-def readme_blocks(heading: str = "### Emacs (eglot)") -> list[str]:
-    """The elisp blocks of README's section ``heading``."""
-    readme = (ROOT / "README.md").read_text()
-    section = readme[readme.index(heading) :]
-    section = section[: section.index("\n### ", len(heading))]
-    return re.findall(r"```elisp\n(.*?)```", section, re.S)
+def editors_doc_blocks(heading: str = "Emacs (eglot)") -> list[str]:
+    """The elisp blocks of docs/editors.md's section ``heading``."""
+    return doc_blocks(heading, "elisp")
 
 
 def emacs(tmp_path: Path, init: str, **env: str) -> dict[str, Any]:
@@ -53,7 +50,7 @@ def emacs(tmp_path: Path, init: str, **env: str) -> dict[str, Any]:
     out = tmp_path / "out.json"
     env = {
         **os.environ,
-        # `bottleneck-lsp` (README's program) and the python3 it profiles with, from this venv
+        # `bottleneck-lsp` (the blocks' program) and the python3 it profiles with, from this venv
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
         "HOME": str(tmp_path / "home"),
         "CONFIG": str(tmp_path / "init.el"),
@@ -98,9 +95,9 @@ def check_hot_line(seen: dict[str, Any], prefix: str = r"bottleneck \[wall-time\
     ), seen["messages"]
 
 
-def test_readme_eglot_block_profiles_and_killing_emacs_leaves_no_process(tmp_path: Path) -> None:
-    blocks = readme_blocks()
-    assert len(blocks) == 2, "README's Eglot section: a stdio block and a running server's"
+def test_eglot_block_profiles_and_killing_emacs_leaves_no_process(tmp_path: Path) -> None:
+    blocks = editors_doc_blocks()
+    assert len(blocks) == 2, "docs/editors.md's Eglot section: a stdio block and a running server's"
     seen = emacs(tmp_path, blocks[0], LONG="long.py", STARTED=str(tmp_path / "ws" / "started"))
     check_hot_line(seen)
     assert seen["lenses"] == []  # Eglot draws none
@@ -109,22 +106,22 @@ def test_readme_eglot_block_profiles_and_killing_emacs_leaves_no_process(tmp_pat
     assert runner_pids(str(tmp_path / "ws")) == [], our_processes()
 
 
-def test_readme_eglot_block_for_a_running_server_over_tcp(tmp_path: Path) -> None:
-    """README's second block (a server started by hand, its token in a file, read when Eglot
+def test_eglot_block_for_a_running_server_over_tcp(tmp_path: Path) -> None:
+    """The Eglot section's second block (a server started by hand, its token in a file, read when Eglot
     connects) in place of the first block's registration; the server ends with Emacs."""
     token = tmp_path / "home" / ".config" / "bottleneck" / "token"
     token.parent.mkdir(parents=True, mode=0o700)
     with tcp_server(token) as port:
-        init = with_running_server(*readme_blocks(), r"\(with-eval-after-load 'eglot\n.*?\)\)\)\n", port)
+        init = with_running_server(*editors_doc_blocks(), r"\(with-eval-after-load 'eglot\n.*?\)\)\)\n", port)
         seen = emacs(tmp_path, init)
         check_hot_line(seen)
 
 
-def test_readme_lsp_mode_block_profiles_beside_another_server_and_draws_lenses(tmp_path: Path) -> None:
+def test_lsp_mode_block_profiles_beside_another_server_and_draws_lenses(tmp_path: Path) -> None:
     """lsp-mode runs the server as an add-on and draws the lenses at the lines' end, asking
     for them again at each workspace/codeLens/refresh."""
-    blocks = readme_blocks("### Emacs (lsp-mode)")
-    assert len(blocks) == 1, "README's lsp-mode section: one block"
+    blocks = editors_doc_blocks("Emacs (lsp-mode)")
+    assert len(blocks) == 1, "docs/editors.md's lsp-mode section: one block"
     seen = emacs(
         tmp_path, blocks[0], CLIENT="lsp-mode", LONG="long.py", STARTED=str(tmp_path / "ws" / "started")
     )

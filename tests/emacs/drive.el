@@ -1,5 +1,5 @@
 ;;; drive.el --- drive a real Emacs (batch) as a user would -*- lexical-binding: t -*-
-;; CONFIG holds README's blocks for CLIENT, eglot or lsp-mode (the user's init file). Open
+;; CONFIG holds docs/editors.md's blocks for CLIENT, eglot or lsp-mode (the user's init file). Open
 ;; SCRIPT, M-x eglot (or M-x lsp), M-x bottleneck-profile; then read back what the screen
 ;; shows (Flymake's diagnostics, lsp-mode's lenses, the hover at HOVER_LINE, the echo area)
 ;; into OUT as JSON. When LONG is set,

@@ -1,4 +1,4 @@
--- Drives a real Neovim, headless, as a user would: README's Neovim block is the test's
+-- Drives a real Neovim, headless, as a user would: docs/editors.md's Neovim block is the test's
 -- after/ftplugin/python.lua (on 'runtimepath'); open a script, press <leader>bp, then read
 -- what the screen would show (diagnostics, code lenses as drawn, the hover, the progress,
 -- :messages) into OUT as JSON.
@@ -43,7 +43,7 @@ vim.cmd("normal \\bp")
 if not vim.wait(timeout, ended, 50) then
   return fail("no progress end")
 end
--- the last publish fires DiagnosticChanged, and README's autocmd asks for the lenses
+-- the last publish fires DiagnosticChanged, and the block's autocmd asks for the lenses
 if not vim.wait(timeout, function()
   for _, lens in ipairs(vim.lsp.codelens.get(0)) do
     if lens.command and lens.command.title:find("op CPU", 1, true) then

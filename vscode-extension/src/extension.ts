@@ -3,6 +3,7 @@ import * as vscode from "vscode";
 import { Commands } from "./commands";
 import { onInterpreterChange } from "./interpreter";
 import { SECTION, ServerController } from "./server";
+import { restartsServer } from "./settings";
 import { Status } from "./status";
 
 let controller: ServerController | undefined;
@@ -15,10 +16,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   context.subscriptions.push(log, status, server, ...new Commands(context, server, status, log).register());
   context.subscriptions.push(
     vscode.workspace.onDidChangeConfiguration((event) => {
-      if (
-        event.affectsConfiguration(`${SECTION}.interpreter`) ||
-        event.affectsConfiguration(`${SECTION}.serverSource`)
-      ) {
+      if (restartsServer((id) => event.affectsConfiguration(id))) {
         void server.restart();
       } else if (event.affectsConfiguration(SECTION)) {
         void server.pushSettings();

@@ -39,9 +39,9 @@ export class ServerController implements vscode.Disposable {
   ) {}
 
   /** The settings as they apply to `resource`: its workspace folder's values for the
-   * resource-scoped ones (interpreter, args, cwd, passes, timeout, duration, nprocPerNode, torchrunArgs,
-   * collectiveSizes). Without a resource, the window's values: what the server-wide
-   * (window-scoped) settings are read from. */
+   * resource-scoped ones (package.json's scope), which travel with each profile request.
+   * Without a resource, the window's values: what the server-wide (window-scoped) settings
+   * are read from. */
   settings(resource?: vscode.Uri): ExtensionSettings {
     const config = vscode.workspace.getConfiguration(SECTION, resource);
     const { settings, problems } = readSettings((key) => config.get(key));
@@ -82,16 +82,16 @@ export class ServerController implements vscode.Disposable {
     // for `resource`'s folder (the script about to be profiled, else the active editor's
     // file, else the first folder). When folders disagree on bottleneck.interpreter (or the
     // Python extension's interpreter), that matters only for the server itself: it must be
-    // Python 3.10+ (and, with serverSource "environment", have bottleneck-lsp installed).
+    // Python 3.10+ (and, for a server from its own environment, have bottleneck-lsp installed).
     // Scripts do not run on it: each profile request names its own folder's interpreter as
     // `python` (profileRequest), so a script in folder A runs on A's interpreter and one in
     // folder B on B's, whichever started the server.
-    const settings = this.settings(); // serverSource and the server-wide settings: window-scoped
+    const settings = this.settings(); // the server's source and the server-wide settings: window-scoped
     const interpreterSetting = this.settings(resource).interpreter;
     this.status.server("starting", "");
     const interpreter = await findInterpreter(resource, interpreterSetting, this.log);
-    const launch = serverLaunch(interpreter.path, this.context.extensionPath, settings.serverSource);
-    this.log.info(`server interpreter ${interpreter.path} (from ${interpreter.from}); server: ${settings.serverSource}`);
+    const launch = serverLaunch(interpreter.path, this.context.extensionPath, settings);
+    this.log.info(`server interpreter ${interpreter.path} (from ${interpreter.from}); server: ${launch.source}`);
     const checked = await probe(launch.command, launch.args);
     if (!checked.ok) {
       const message =
@@ -142,7 +142,7 @@ export class ServerController implements vscode.Disposable {
     });
     this.client = client;
     this.interpreter = interpreter;
-    this.status.server("running", `${interpreter.path} (${interpreter.from}); ${settings.serverSource} server`);
+    this.status.server("running", `${interpreter.path} (${interpreter.from}); ${launch.source} server`);
     return client;
   }
 

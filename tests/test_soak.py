@@ -26,7 +26,7 @@ from lsprotocol import types
 from pygls import uris
 from pytest_lsp import ClientServerConfig, LanguageClient
 
-from bottleneck_lsp.lsp.server import MAX_LENSES
+from bottleneck_lsp.lsp.features.lenses import MAX_LENSES
 from lsp_helpers import SERVER, execute, runner_pids, start_session
 
 REQUESTS = 50

@@ -378,7 +378,7 @@ def main(argv: list[str] | None = None) -> int:
     if ns.command == "profile":
         ns = with_script_args(ns, rest)
     if ns.command == "serve":
-        from .lsp.server import serve as run_server
+        from .lsp.serve import serve as run_server
 
         if ns.no_auth and ns.token_file:
             parser.error("--no-auth and --token-file contradict each other")

@@ -42,8 +42,10 @@ test("bad values fall back to package.json's defaults and are named", () => {
   assert.match(problems.join("\n"), /bottleneck\.passes: \["cpu","gpu"\] is not valid/);
   assert.match(problems.join("\n"), new RegExp(`bottleneck\\.timeout: -1 is not valid; using ${String(DEFAULTS.timeout)}`));
 
-  // package.json's bounds, as VS Code's settings editor applies them: timeout's minimum is 1 s
-  assert.deepEqual(readSettings(from({ timeout: 0.5 })).problems, ["bottleneck.timeout: 0.5 is not valid; using 600"]);
+  // package.json's bounds (the server's: tests/test_settings.py), as VS Code's settings editor
+  // applies them: timeout is above 0 s
+  assert.deepEqual(readSettings(from({ timeout: 0 })).problems, ["bottleneck.timeout: 0 is not valid; using 600"]);
+  assert.deepEqual(readSettings(from({ timeout: 0.5 })).problems, []);
 });
 
 test("nprocPerNode: an integer from 1 to 64; anything else falls back to 1 and is named", () => {

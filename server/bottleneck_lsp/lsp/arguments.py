@@ -148,6 +148,6 @@ def strict(converter: Converter) -> None:
 
 def strict_converter() -> Converter:
     """pygls' converter with ``strict``'s hooks: the server's ``converter_factory``."""
-    converter = default_converter()
+    converter: Converter = default_converter()  # type: ignore[no-untyped-call]
     strict(converter)
     return converter

@@ -3,7 +3,7 @@
 The first profile with an interpreter starts its fork server (``processes.fork_server.ForkServer``: torch
 imported, nothing of any script run) and the server keeps it; later profiles fork their
 passes from it and pay no start-up. One ends after ``idle_s`` without a job, when the
-settings it depends on change (the interpreter, keepWarm, fork: ``server.WARM_SETTINGS``),
+settings it depends on change (the interpreter, keepWarm, fork: ``features.lifecycle.WARM_SETTINGS``),
 and when the language server ends. What it holds is logged.
 """
 

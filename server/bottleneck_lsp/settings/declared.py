@@ -6,7 +6,7 @@ The language server reads these from initializationOptions and
 workspace/didChangeConfiguration (``merge``) and lays a request's values over them
 (``overlay``, as ruff's server lays a request's options over its settings). The command
 line's options and the VS Code extension's package.json are checked against this
-declaration by tests (tests/test_settings.py)."""
+declaration by tests (tests/unit/settings/test_declared.py)."""
 
 from __future__ import annotations
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,8 +14,8 @@ from bottleneck_lsp.cli_args import profile_parser
 from bottleneck_lsp.job.spec import JobError, JobSpec, validate
 from bottleneck_lsp.lsp.arguments import ProfileArguments, check
 from bottleneck_lsp.settings import Settings, declared, kinds, merge, overlay, request_keys
+from repository import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 MANIFEST = json.loads((ROOT / "vscode-extension" / "package.json").read_text())
 PROPERTIES: dict[str, dict[str, Any]] = MANIFEST["contributes"]["configuration"]["properties"]
 # The extension's own settings, which the server never reads; and the server's `python`,
@@ -144,3 +143,44 @@ def test_a_request_gives_the_settings_declared_for_it_and_no_others() -> None:
     for key, (_name, about) in keys.items():
         with pytest.raises(ValueError, match=f"'{key}' must be {about.kind.words.removesuffix(' or false')}"):
             check(ProfileArguments, {"uri": "file:///s.py", key: {"an": "object"}})
+
+
+def test_the_settings_table_of_the_editors_page_names_each_setting() -> None:
+    text = (ROOT / "docs" / "editors.md").read_text()
+    table = text[text.index("### Settings") :].split("\n\n")[2]
+    named = {
+        k
+        for row in table.splitlines()[2:]
+        for k in row.split("|")[1].replace("`", "").replace("/", " ").split()
+    }
+    keys = {about.key for about in declared().values()}
+    assert keys <= named, keys - named
+    assert named - keys == {"(or", "interpreter)"}
+
+
+def test_settings_merge_reports_bad_values_and_keeps_good_ones() -> None:
+    s = merge(Settings(), {"bottleneck": {"top": 3, "minShare": 2, "nope": 1, "passes": ["cpu"]}})
+    assert s.top == 3 and s.passes == ("cpu",)
+    assert s.min_share == Settings().min_share
+    assert any("minShare" in p for p in s.problems) and any("nope" in p for p in s.problems)
+    assert merge(Settings(), "junk").problems
+
+
+def test_the_distributed_settings_are_checked_as_the_command_line_checks_them() -> None:
+    s = merge(Settings(), {"torchrunArgs": ["--nnodes=2", "--node_rank", "1"], "collectiveSizes": True})
+    assert s.torchrun_args == ("--nnodes", "2", "--node-rank", "1") and s.collective_sizes and not s.problems
+    bad = merge(s, {"torchrunArgs": ["--run-path", "x.py"], "collectiveSizes": "yes"})
+    assert bad.torchrun_args == s.torchrun_args and bad.collective_sizes  # the good values stay
+    assert any("'torchrunArgs': torchrun option --run-path is not supported here" in p for p in bad.problems)
+    assert any("'collectiveSizes': expected true or false" in p for p in bad.problems), bad.problems
+
+
+def test_the_duration_setting_takes_seconds_and_0_or_null_for_the_whole_run() -> None:
+    s = merge(Settings(), {"duration": 30})
+    assert s.duration == 30.0 and not s.problems
+    assert merge(s, {"duration": 0}).duration is None and merge(s, {"duration": None}).duration is None
+    bad = merge(s, {"duration": -1})
+    assert bad.duration == 30.0  # the good value stays
+    assert any(
+        "'duration': expected seconds (a positive number), or 0 for the whole run" in p for p in bad.problems
+    )

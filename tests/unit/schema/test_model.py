@@ -6,16 +6,13 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import pytest
 
 from bottleneck_lsp.job.replay import replay
 from bottleneck_lsp.schema import model
 from bottleneck_lsp.schema.model import Document, ModelError
-
-ROOT = Path(__file__).resolve().parent.parent
-FIXTURES = Path(__file__).parent / "fixtures"
+from repository import FIXTURES, ROOT
 
 
 def test_recorded_and_replayed_documents_round_trip() -> None:

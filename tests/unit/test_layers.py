@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parent.parent / "server" / "bottleneck_lsp"
+from repository import PACKAGE
 
 # package -> the packages it may import (besides itself and the package root's __version__)
 ALLOWED = {

@@ -1,0 +1,45 @@
+"""The one ranking (analysis/ranking.py) of a recorded result: rows, columns, thresholds."""
+
+from __future__ import annotations
+
+from bottleneck_lsp.analysis import ranking
+from bottleneck_lsp.analysis.ranking import Thresholds
+from repository import recorded
+
+
+def test_one_row_per_line_ranked_by_wall_time_with_every_column() -> None:
+    doc = recorded()
+    rows = ranking.all_rows(doc)
+    keys = [r.key for r in rows]
+    assert len(keys) == len(set(keys))  # one row per line
+    assert all(r.kind == ranking.WALL for r in rows)
+    shares = [r.share for r in rows]
+    assert shares == sorted(shares, reverse=True)
+    top = rows[0]
+    assert (top.line, top.text) == (42, "loss.backward()")  # the backward line, then the planted matmul
+    assert rows[1].line == 23 and rows[1].text.startswith("h = torch.tanh(h @ self.mixer)")
+    assert set(top.columns) >= {ranking.WALL, ranking.PYTHON, ranking.CPU}
+    assert top.backward and {f.line for f in top.forward_lines} >= {23}
+    # each column's shares are of one denominator, and add up to at most 1
+    for kind in (ranking.WALL, ranking.CPU):
+        assert sum(r.columns[kind].share for r in rows if kind in r.columns) <= 1.0 + 1e-6
+    assert ranking.verdict(doc) is None  # no GPU in this recording
+    # the ranking the document carries is this one, row for row
+    assert doc.ranking is not None and doc.ranking.lines == rows
+
+
+def test_thresholds_choose_the_rows_shown() -> None:
+    doc = recorded()
+    assert len(ranking.hotspots(doc, Thresholds(min_share=1.0, top=1))) == 1
+    some = ranking.hotspots(doc, Thresholds(min_share=0.05, top=0))
+    assert some and all(r.share >= 0.05 for r in some)
+    many = ranking.hotspots(doc, Thresholds(min_share=1.0, top=5))
+    assert [r.key for r in many] == [r.key for r in ranking.all_rows(doc)[:5]]
+
+
+def test_without_the_sample_pass_rows_are_ranked_by_op_cpu_time() -> None:
+    doc = recorded()
+    doc.passes = [p for p in doc.passes if p.name != "sample"]
+    rows = ranking.hotspots(ranking.conclude(doc), Thresholds())
+    assert rows and all(r.kind == ranking.CPU for r in rows)
+    assert rows[0].line == 42 and ranking.WALL not in rows[0].columns

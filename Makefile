@@ -6,7 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test check check-pythons check-torch lint typecheck pytest faults bench fidelity extension vsix e2e editors clean
+.PHONY: demo test check unit check-pythons check-torch lint typecheck pytest faults bench fidelity extension vsix e2e editors clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -43,6 +43,10 @@ faults: $(STAMP)
 	$(PY) -m pytest -q tests/test_faults.py tests/test_lsp_faults.py
 
 test: lint typecheck pytest faults e2e
+
+# The unit tier alone (tests/unit/ mirrors the package; no process started): seconds.
+unit: $(STAMP)
+	$(PY) -m pytest -q tests/unit
 
 # The everyday tier: lint, types, the extension's checks and unit tests, and every Python
 # test but the slow ones (fidelity corpus, soak, repeated fault runs). `make test` is CI's.

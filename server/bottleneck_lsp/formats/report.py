@@ -432,7 +432,7 @@ def ranks_lines(doc: Document, cwd: str) -> list[str]:
         "script: its wall time, start-up aside; collectives: ops issued (cpu pass); in them: their "
         "time, transfer and waiting; waiting: for the last rank to arrive, matched by order per op; "
         "last in: collectives it entered last; sent: their input tensors' bytes (with --collective-sizes, "
-        "the editor's bottleneck.collectiveSizes)"
+        "or the editor's setting of that name)"
     )
     out.append(
         f"The pass tables above are rank {d.ranks[0].rank}'s; the hotspots below are the ranks' medians."

@@ -118,7 +118,7 @@ class BottleneckServer(LanguageServer):
     async def refresh_lenses(self) -> None:
         if self.supports_lens_refresh:
             await asking.answer(
-                self.workspace_code_lens_refresh_async(None), "workspace/codeLens/refresh", self.log
+                self.workspace_code_lens_refresh_async(None), types.WORKSPACE_CODE_LENS_REFRESH, self.log
             )
 
     def open_lines(self, uri: str) -> list[str] | None:

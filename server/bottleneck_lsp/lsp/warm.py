@@ -3,7 +3,7 @@
 The first profile with an interpreter starts its fork server (``processes.fork_server.ForkServer``: torch
 imported, nothing of any script run) and the server keeps it; later profiles fork their
 passes from it and pay no start-up. One ends after ``idle_s`` without a job, when the
-settings it depends on change (the interpreter, keepWarm, fork: ``features.lifecycle.WARM_SETTINGS``),
+settings it depends on change (the interpreter, keeping warm, forking: ``features.lifecycle.WARM_FIELDS``),
 and when the language server ends. What it holds is logged.
 """
 
@@ -15,6 +15,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..processes.fork_server import GONE_TIMEOUT_S, ForkServer, ForkServerError
+from ..settings import declared
+
+_KEEP_WARM, _IDLE_MINUTES = declared()["keep_warm"].key, declared()["warm_idle_minutes"].key
 
 
 @dataclass(eq=False)
@@ -124,7 +127,7 @@ class WarmForks:
         self.log(
             f"fork server for {python} ready in {server.ready_s:.1f} s (import torch "
             f"{server.startup.get('import_torch_s', 0.0):.2f} s){held}; it stays while idle for "
-            f"{self.idle_s / 60:g} min (bottleneck.keepWarm, bottleneck.warmIdleMinutes)"
+            f"{self.idle_s / 60:g} min (bottleneck.{_KEEP_WARM}, bottleneck.{_IDLE_MINUTES})"
         )
 
     def _died(self, python: str, warm: _Warm) -> None:

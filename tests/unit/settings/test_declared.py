@@ -184,3 +184,31 @@ def test_the_duration_setting_takes_seconds_and_0_or_null_for_the_whole_run() ->
     assert any(
         "'duration': expected seconds (a positive number), or 0 for the whole run" in p for p in bad.problems
     )
+
+
+def test_a_settings_json_name_is_written_in_the_declaration_only() -> None:
+    """Code elsewhere reads a setting by its field, or its JSON name from the declaration;
+    a second spelling of ``nprocPerNode`` is one that a rename would miss. (Docstrings may
+    name them.) The extension's src/ has its own check: package.json is its one place."""
+    import ast
+
+    from repository import PACKAGE
+
+    names = {a.key for n, a in declared().items() if a.key != n}
+    found = []
+    for path in PACKAGE.rglob("*.py"):
+        if path == PACKAGE / "settings" / "declared.py":
+            continue
+        tree = ast.parse(path.read_text())
+        docstrings = {
+            id(node.body[0].value)
+            for node in ast.walk(tree)
+            if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+            and node.body
+            and isinstance(node.body[0], ast.Expr)
+            and isinstance(node.body[0].value, ast.Constant)
+        }
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
+                found += [f"{path.relative_to(PACKAGE)}: {k}" for k in names if k in node.value]
+    assert not found, found

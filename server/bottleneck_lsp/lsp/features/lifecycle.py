@@ -7,12 +7,12 @@ import asyncio
 
 from lsprotocol import types
 
-from ...settings import merge
+from ...settings import declared, merge
 from .. import reportdir
 from ..server import BottleneckServer
 
-# The settings warm fork servers depend on (their change ends them), by name and field
-WARM_SETTINGS = {"python": "python", "keepWarm": "keep_warm", "fork": "fork"}
+# The settings warm fork servers depend on (their change ends them)
+WARM_FIELDS = ("python", "keep_warm", "fork")
 
 
 def initialize(ls: BottleneckServer, params: types.InitializeParams) -> None:
@@ -32,9 +32,8 @@ def did_change_configuration(ls: BottleneckServer, params: types.DidChangeConfig
     ls.state.settings = after = merge(ls.state.settings, params.settings)
     # Warm fork servers depend on the interpreter and on being wanted; the other settings
     # (what a job records, how hot lines show) reach each pass as its own options.
-    changed = [
-        name for name, field in WARM_SETTINGS.items() if getattr(after, field) != getattr(before, field)
-    ]
+    keys = declared()
+    changed = [keys[field].key for field in WARM_FIELDS if getattr(after, field) != getattr(before, field)]
     if changed:
         ls.warm.retire(f"the settings changed ({', '.join(changed)})")
     elif after.warm_idle_minutes != before.warm_idle_minutes:
@@ -44,7 +43,7 @@ def did_change_configuration(ls: BottleneckServer, params: types.DidChangeConfig
     for script, doc in list(ls.state.results.items()):
         if script not in ls.state.cleared:
             ls.replace_results(script, doc)
-    ls.in_background(ls.refresh_lenses())  # lenses follow codeLens, top, minShare...
+    ls.in_background(ls.refresh_lenses())  # lenses follow the settings (shown or not, thresholds)
 
 
 async def shutdown(ls: BottleneckServer, params: None) -> None:

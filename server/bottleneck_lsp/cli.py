@@ -14,6 +14,7 @@ import shutil
 import signal
 import sys
 import tempfile
+from dataclasses import dataclass
 from typing import Any
 
 from .analysis import ranking
@@ -214,7 +215,7 @@ def _profile(ns: argparse.Namespace, args: list[str], baseline: Document | None,
     if comparison is not None and ns.fail_on_regression is not None:
         found = regressions(comparison, ns.fail_on_regression, ns.min_share, ns.min_regression_ms / 1000)
     # the cuda pass's recording when there is one: it holds the device's work too
-    if _emit(doc, ns, comparison, found, recorded[-1] if recorded else None) != 0:
+    if _emit(doc, Output.of(ns), comparison, found, recorded[-1] if recorded else None) != 0:
         return 2
     code = doc.exit_code if doc.exit_code is not None else 1
     if code == 130 and stopped_by:
@@ -298,32 +299,54 @@ def write_output(text: str, path: str | None) -> int:
     return 0
 
 
+@dataclass(frozen=True)
+class Output:
+    """What the output code needs of the command line: the format, where it goes, the
+    thresholds, the gate's share (SARIF names it), and a replay's root (a recording's paths
+    are mapped onto it)."""
+
+    format: str
+    path: str | None
+    thresholds: Thresholds
+    fail_on_regression: float | None = None
+    recording_root: str | None = None
+
+    @classmethod
+    def of(cls, ns: argparse.Namespace, recording_root: str | None = None) -> Output:
+        return cls(
+            format=ns.format,
+            path=ns.output,
+            thresholds=Thresholds(min_share=ns.min_share, top=ns.top, min_memory_share=ns.min_memory_share),
+            fail_on_regression=getattr(ns, "fail_on_regression", None),  # profile's option, not replay's
+            recording_root=recording_root,
+        )
+
+
 def _emit(
     doc: Document,
-    ns: argparse.Namespace,
+    out: Output,
     comparison: Comparison | None = None,
     found: list[Regression] | None = None,
     raw: str | None = None,
 ) -> int:
     """The document as the chosen format, on stdout or in ``--output``; 2 when the format
     cannot be made (a timeline format without a recording of an autograd pass)."""
-    thresholds = Thresholds(min_share=ns.min_share, top=ns.top, min_memory_share=ns.min_memory_share)
-    if ns.format in TIMELINE_FORMATS:
-        made = _timeline(doc, ns, raw)
+    if out.format in TIMELINE_FORMATS:
+        made = _timeline(doc, out, raw)
         if made is None:
             return 2
         text = made
-    elif ns.format == "json":
+    elif out.format == "json":
         text = json.dumps(doc.to_json(), indent=1) + "\n"
-    elif ns.format == "sarif":
-        threshold = getattr(ns, "fail_on_regression", None)
-        text = json.dumps(sarif.render(doc, thresholds, comparison, found, threshold), indent=1) + "\n"
+    elif out.format == "sarif":
+        scanned = sarif.render(doc, out.thresholds, comparison, found, out.fail_on_regression)
+        text = json.dumps(scanned, indent=1) + "\n"
     else:
-        text = report.render(doc, thresholds, cwd=os.getcwd())
-    return write_output(text, ns.output)
+        text = report.render(doc, out.thresholds, cwd=os.getcwd())
+    return write_output(text, out.path)
 
 
-def _timeline(doc: Document, ns: argparse.Namespace, raw: str | None) -> str | None:
+def _timeline(doc: Document, out: Output, raw: str | None) -> str | None:
     """``--format trace`` or ``speedscope`` from the autograd pass's recording (and, for
     speedscope, the sample pass in ``doc``); None after saying why it cannot be made."""
     from .analysis.recorded import RecordingError
@@ -333,13 +356,12 @@ def _timeline(doc: Document, ns: argparse.Namespace, raw: str | None) -> str | N
     found = None
     if raw is not None:
         try:
-            replaying = getattr(ns, "command", "profile") == "replay"
-            found = from_recording(raw, ns.root if replaying else None)
+            found = from_recording(raw, out.recording_root)
         except RecordingError as exc:
             print(f"bottleneck-lsp: error: {exc}", file=sys.stderr)
             return None
     cwd = os.getcwd()
-    if ns.format == "trace":
+    if out.format == "trace":
         if found is None:
             print(
                 "bottleneck-lsp: error: no autograd pass recorded its ops (the cpu or cuda pass "
@@ -364,7 +386,7 @@ def run_replay(ns: argparse.Namespace) -> int:
     except RecordingError as exc:
         print(f"bottleneck-lsp: error: {exc}", file=sys.stderr)
         return 2
-    return _emit(doc, ns, raw=ns.recording)
+    return _emit(doc, Output.of(ns, recording_root=ns.root), raw=ns.recording)
 
 
 def main(argv: list[str] | None = None) -> int:

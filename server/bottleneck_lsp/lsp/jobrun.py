@@ -50,117 +50,154 @@ class Host(Protocol):
 async def run_job(ls: Host, script: str, running: Running) -> dict[str, Any]:
     """Run a profile job to its end: its passes' progress, output and interim hot lines
     to the client as they come, then its result published and summed up in one line."""
-    job = running.job
-    token = running.token
-    planned = list(job.spec.passes or PASSES)
+    return await _EditorRun(ls, script, running).run()
 
-    streamed = 0
-    interim: list[asyncio.Future[None]] = []
-    top_so_far = ""  # the passes so far's top line: kept in the next passes' progress
 
-    def on_event(event: JobEvent) -> None:
-        nonlocal streamed, top_so_far
-        if event.kind == "pass_start" and event.forecast:
-            ls.log(f"{os.path.basename(script)}: pass {event.pass_name}: {event.forecast}")
-        if event.kind == "output" and event.text.strip():
-            # Stream the script's output to the client's log, up to a bound: a script
-            # printing megabytes must not flood the editor. The report keeps a tail.
-            if streamed < LOG_OUTPUT_LIMIT:
-                text = event.text[: LOG_OUTPUT_LIMIT - streamed]
-                streamed += len(event.text)
-                ls.log(f"[{os.path.basename(script)}:{event.pass_name}] {text.rstrip()}")
-                if streamed >= LOG_OUTPUT_LIMIT:
-                    ls.log(
-                        f"[{os.path.basename(script)}] output beyond {LOG_OUTPUT_LIMIT} characters "
-                        "is not streamed; the report keeps its last 64 KiB per pass"
-                    )
-        elif token is not None and event.kind == "pass_start":
-            percent = int(100 * event.index / max(event.total, 1))
-            ranks = job.spec.local_ranks() if job.spec.distributed else []
-            on = f" on ranks {', '.join(map(str, ranks))}" if ranks else ""
-            ahead = f" ({event.forecast})" if event.forecast else ""
-            top = f"; top line so far {top_so_far}" if top_so_far else ""
-            ls.work_done_progress.report(
-                token,
-                types.WorkDoneProgressReport(
-                    message=f"pass {event.index + 1}/{event.total}: {event.pass_name}{on}{ahead}{top}",
-                    percentage=percent,
-                ),
-            )
-        elif event.kind == "pass_end":
-            ls.log(f"{os.path.basename(script)}: pass {event.pass_name} ended: {event.status}")
-            done = event.doc.passes if event.doc is not None else []
-            ended_part = next((p for p in reversed(done) if p.name == event.pass_name), None)
-            for note in ended_part.notes if ended_part is not None else []:  # e.g. the event budget's
-                ls.log(f"{os.path.basename(script)}: pass {event.pass_name}: note: {note}")
-            if event.doc is not None and event.index + 1 < event.total and event.doc.status == "ok":
-                # Progressive: the hot lines as the passes so far have them (the sample pass
-                # runs first, at about the script's own speed); later passes refine them.
-                added = ls.replace_results(script, event.doc, running.bases)
-                top_so_far = top_line(added)
-                ls.log(
-                    f"{os.path.basename(script)}: {len(added)} annotations after the {event.pass_name} pass"
-                )
-                if token is not None:
-                    so_far = f"{event.index + 1} of {event.total} passes done"
-                    ls.work_done_progress.report(
-                        token, types.WorkDoneProgressReport(message=summary_line(event.doc, added, so_far))
-                    )
-                interim.append(asyncio.ensure_future(ls.refresh_lenses()))
+class _EditorRun:
+    """One job's run as the editor sees it: ``on_event`` takes what the job says as it runs,
+    ``run`` starts the progress, runs the job on a warm fork server and tells the result."""
 
-    job.on_event = on_event
-    ended = "cancelled"
-    try:
-        if token is not None:
-            created = await asking.answer(
-                ls.work_done_progress.create_async(token), "window/workDoneProgress/create", ls.log
-            )
-            if created is None and token not in ls.work_done_progress.tokens:
-                token = None  # the profile goes on, without progress
-        if token is not None:
-            ls.work_done_progress.begin(
-                token,
-                types.WorkDoneProgressBegin(
-                    title=f"Profiling {os.path.basename(script)}",
-                    # how many run is known once the fork server says whether there is a GPU
-                    message=f"{len(planned)} passes" if job.spec.passes is not None else "starting",
-                    percentage=0,
-                    cancellable=True,
-                ),
-            )
-            future = ls.work_done_progress.tokens.get(token)
-            if future is not None:
-                future.add_done_callback(lambda f: job.stop() if f.cancelled() else None)
-        keep_warm = ls.state.settings.keep_warm and job.spec.fork
-        lease = None
-        if keep_warm:
-            ls.warm.idle_s = ls.state.settings.warm_idle_minutes * 60
-            lease = await ls.warm.acquire(job.spec.python)
-            job.use_forks(lease.server)
+    def __init__(self, ls: Host, script: str, running: Running) -> None:
+        self.ls, self.script, self.running = ls, script, running
+        self.job = running.job
+        self.name = os.path.basename(script)
+        self.token = running.token  # None: no progress (the client has none, or refused it)
+        self.streamed = 0  # characters of the script's output sent to the log
+        self.interim: list[asyncio.Future[None]] = []  # lens refreshes after a pass
+        self.top_so_far = ""  # the passes so far's top line: kept in the next passes' progress
+        self.ended = "cancelled"  # the progress's last message
+
+    async def run(self) -> dict[str, Any]:
+        self.job.on_event = self.on_event
         try:
-            doc = await job.run()
+            await self._begin_progress()
+            doc = await self._run_job()
+            if self.interim:
+                await asyncio.gather(*self.interim)
+            return await self._tell(doc)
         finally:
-            if lease is not None:
-                lease.release()
-        if interim:
-            await asyncio.gather(*interim)
-        runner_done = time.perf_counter()
+            if self.token is not None:
+                self.ls.work_done_progress.end(self.token, types.WorkDoneProgressEnd(message=self.ended))
+            if self.ls.state.running.get(self.script) is self.running:
+                del self.ls.state.running[self.script]
+
+    # -- what the job says as it runs --------------------------------------------------------
+    def on_event(self, event: JobEvent) -> None:
+        if event.kind == "pass_start" and event.forecast:
+            self.ls.log(f"{self.name}: pass {event.pass_name}: {event.forecast}")
+        if event.kind == "output" and event.text.strip():
+            self._output(event)
+        elif self.token is not None and event.kind == "pass_start":
+            self._pass_started(event, self.token)
+        elif event.kind == "pass_end":
+            self._pass_ended(event)
+
+    def _output(self, event: JobEvent) -> None:
+        """Stream the script's output to the client's log, up to a bound: a script printing
+        megabytes must not flood the editor. The report keeps a tail."""
+        if self.streamed >= LOG_OUTPUT_LIMIT:
+            return
+        text = event.text[: LOG_OUTPUT_LIMIT - self.streamed]
+        self.streamed += len(event.text)
+        self.ls.log(f"[{self.name}:{event.pass_name}] {text.rstrip()}")
+        if self.streamed >= LOG_OUTPUT_LIMIT:
+            self.ls.log(
+                f"[{self.name}] output beyond {LOG_OUTPUT_LIMIT} characters "
+                "is not streamed; the report keeps its last 64 KiB per pass"
+            )
+
+    def _pass_started(self, event: JobEvent, token: str) -> None:
+        percent = int(100 * event.index / max(event.total, 1))
+        ranks = self.job.spec.local_ranks() if self.job.spec.distributed else []
+        on = f" on ranks {', '.join(map(str, ranks))}" if ranks else ""
+        ahead = f" ({event.forecast})" if event.forecast else ""
+        top = f"; top line so far {self.top_so_far}" if self.top_so_far else ""
+        self.ls.work_done_progress.report(
+            token,
+            types.WorkDoneProgressReport(
+                message=f"pass {event.index + 1}/{event.total}: {event.pass_name}{on}{ahead}{top}",
+                percentage=percent,
+            ),
+        )
+
+    def _pass_ended(self, event: JobEvent) -> None:
+        self.ls.log(f"{self.name}: pass {event.pass_name} ended: {event.status}")
+        done = event.doc.passes if event.doc is not None else []
+        ended_part = next((p for p in reversed(done) if p.name == event.pass_name), None)
+        for note in ended_part.notes if ended_part is not None else []:  # e.g. the event budget's
+            self.ls.log(f"{self.name}: pass {event.pass_name}: note: {note}")
+        if event.doc is None or event.index + 1 >= event.total or event.doc.status != "ok":
+            return
+        # Progressive: the hot lines as the passes so far have them (the sample pass runs
+        # first, at about the script's own speed); later passes refine them.
+        added = self.ls.replace_results(self.script, event.doc, self.running.bases)
+        self.top_so_far = top_line(added)
+        self.ls.log(f"{self.name}: {len(added)} annotations after the {event.pass_name} pass")
+        if self.token is not None:
+            so_far = f"{event.index + 1} of {event.total} passes done"
+            self.ls.work_done_progress.report(
+                self.token, types.WorkDoneProgressReport(message=summary_line(event.doc, added, so_far))
+            )
+        self.interim.append(asyncio.ensure_future(self.ls.refresh_lenses()))
+
+    # -- the run's phases -------------------------------------------------------------------
+    async def _begin_progress(self) -> None:
+        """The client's progress bar, cancellable (cancel stops the job); without it when the
+        client does not answer in time: the profile goes on."""
+        if self.token is None:
+            return
+        progress = self.ls.work_done_progress
+        created = await asking.answer(
+            progress.create_async(self.token), "window/workDoneProgress/create", self.ls.log
+        )
+        if created is None and self.token not in progress.tokens:
+            self.token = None
+            return
+        planned = list(self.job.spec.passes or PASSES)
+        progress.begin(
+            self.token,
+            types.WorkDoneProgressBegin(
+                title=f"Profiling {self.name}",
+                # how many run is known once the fork server says whether there is a GPU
+                message=f"{len(planned)} passes" if self.job.spec.passes is not None else "starting",
+                percentage=0,
+                cancellable=True,
+            ),
+        )
+        future = progress.tokens.get(self.token)
+        if future is not None:
+            future.add_done_callback(lambda f: self.job.stop() if f.cancelled() else None)
+
+    async def _run_job(self) -> Document:
+        """The job, its passes forked from the interpreter's warm fork server when wanted."""
+        settings = self.ls.state.settings
+        if not (settings.keep_warm and self.job.spec.fork):
+            return await self.job.run()
+        self.ls.warm.idle_s = settings.warm_idle_minutes * 60
+        lease = await self.ls.warm.acquire(self.job.spec.python)
+        self.job.use_forks(lease.server)
+        try:
+            return await self.job.run()
+        finally:
+            lease.release()
+
+    async def _tell(self, doc: Document) -> dict[str, Any]:
+        """The result published, and said: a summary line, a warning for skipped passes, the
+        error of a failed one."""
+        ls, runner_done = self.ls, time.perf_counter()
         runner_done_at = datetime.datetime.now().isoformat(sep=" ", timespec="microseconds")
         if doc.status == "cancelled" and all(p.status == "skipped" for p in doc.passes):
-            ended = (
-                f"{os.path.basename(script)}: cancelled before any pass ran; the results before it are kept"
-            )
-            ls.log(ended)
-            return {"status": doc.status, "exitCode": doc.exit_code, "summary": ended}
-        ls.state.last_script = script
-        added = ls.replace_results(script, doc, running.bases)
-        ended = summary_line(doc, added)
+            self.ended = f"{self.name}: cancelled before any pass ran; the results before it are kept"
+            ls.log(self.ended)
+            return {"status": doc.status, "exitCode": doc.exit_code, "summary": self.ended}
+        ls.state.last_script = self.script
+        added = ls.replace_results(self.script, doc, self.running.bases)
+        ended = self.ended = summary_line(doc, added)
         ls.log(
             f"published {len(added)} annotations {1000 * (time.perf_counter() - runner_done):.1f} ms "
             f"after the job ended (runner exited, result read at {runner_done_at})"
         )
         await ls.refresh_lenses()
-        kind = types.MessageType.Info if doc.status == "ok" else types.MessageType.Error
         skipped = [
             f"{p.name} pass skipped: {p.skip_reason}"
             for p in doc.passes
@@ -174,10 +211,5 @@ async def run_job(ls: Host, script: str, running: Running) -> dict[str, Any]:
             failed = ranking.failed_pass(doc)
             error = failed.error if failed is not None else None
             detail = f": {error.type}: {error.message}" if error is not None else ""
-            ls.tell(ended + detail, kind)
+            ls.tell(ended + detail, types.MessageType.Error)
         return {"status": doc.status, "exitCode": doc.exit_code, "summary": ended}
-    finally:
-        if token is not None:
-            ls.work_done_progress.end(token, types.WorkDoneProgressEnd(message=ended))
-        if ls.state.running.get(script) is running:
-            del ls.state.running[script]

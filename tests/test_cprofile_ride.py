@@ -22,7 +22,17 @@ from bottleneck_lsp.job import cprofile_ride
 from bottleneck_lsp.job.job import Job, JobEvent
 from bottleneck_lsp.job.spec import JobSpec
 from bottleneck_lsp.runner.ownstats import through_runner, without_runner
-from bottleneck_lsp.schema.model import Document, EventBudget, Function, Pass, SampledLine, Samples, Tool
+from bottleneck_lsp.schema.model import (
+    CProfileTable,
+    Document,
+    EventBudget,
+    Function,
+    Pass,
+    SampledLine,
+    Samples,
+    Tool,
+    Totals,
+)
 from helpers import SCRIPTS, compiled, marker_line, typed
 
 
@@ -164,7 +174,14 @@ def _passes(
     return doc, cpu_pass
 
 
-RIDER = {"script_wall_s": 2.0, "event_count": 10, "totals": {"tottime_s": 1.9, "calls": 10}}
+RIDER = CProfileTable(
+    script_wall_s=2.0,
+    event_count=10,
+    totals=Totals(tottime_s=1.9, calls=10),
+    functions=[],
+    call_sites=[],
+    postprocess_s=0.0,
+)
 
 
 def test_which_scripts_ride_and_which_tables_are_kept() -> None:

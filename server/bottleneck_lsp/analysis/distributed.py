@@ -19,6 +19,8 @@ from ..schema.model import (
     ExcessLine,
     Launch,
     Pass,
+    PassName,
+    PassStatus,
     RankedLine,
     Ranking,
     RankRun,
@@ -30,7 +32,17 @@ from ..schema.torchrun_options import LaunchError, nodes
 
 # Which rank's outcome a pass shows, most telling first: the rank that failed is the cause,
 # the others were ended by the launcher because of it.
-_OUTCOME = ("error", "syntax_error", "exit", "crashed", "timeout", "cancelled", "terminated", "skipped", "ok")
+_OUTCOME = (
+    PassStatus.ERROR,
+    PassStatus.SYNTAX_ERROR,
+    PassStatus.EXIT,
+    PassStatus.CRASHED,
+    PassStatus.TIMEOUT,
+    PassStatus.CANCELLED,
+    PassStatus.TERMINATED,
+    PassStatus.SKIPPED,
+    PassStatus.OK,
+)
 # A straggler arrives last at this share of the matched collectives, this late on average.
 STRAGGLER_SHARE = 0.6
 STRAGGLER_LATE_S = 0.001
@@ -156,7 +168,8 @@ def _collectives(
     runs: list[RankRun], lines: list[RankedLine], kind: str, by_rank: list[dict[tuple[str, int], RankedLine]]
 ) -> Distributed:
     parts = [
-        next((p for p in run.passes if p.name in ("cpu", "cuda") and p.collectives), None) for run in runs
+        next((p for p in run.passes if p.name in (PassName.CPU, PassName.CUDA) and p.collectives), None)
+        for run in runs
     ]
     issued = [_issued(p) for p in parts]
     n = len(runs)
@@ -180,7 +193,7 @@ def _collectives(
     for i, run in enumerate(runs):
         work = _work_s(parts[i])
         wait = union_ns(waits[i]) / 1e9
-        ranked = next((p for p in run.passes if p.name == "sample"), None) or parts[i]
+        ranked = next((p for p in run.passes if p.name == PassName.SAMPLE), None) or parts[i]
         summaries.append(
             RankSummary(
                 rank=run.rank,
@@ -264,6 +277,6 @@ def _waiting(row: RankedLine) -> bool:
     return total > 0 and collective >= 0.5 * total
 
 
-def _status(run: RankRun) -> str:
-    telling = [p.status for p in run.passes if p.status != "skipped"]
-    return min(telling, key=_OUTCOME.index) if telling else "skipped"
+def _status(run: RankRun) -> PassStatus:
+    telling = [p.status for p in run.passes if p.status != PassStatus.SKIPPED]
+    return min(telling, key=_OUTCOME.index) if telling else PassStatus.SKIPPED

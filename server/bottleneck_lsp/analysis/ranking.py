@@ -26,6 +26,8 @@ from ..schema.model import (
     LingeringThread,
     OpLine,
     Pass,
+    PassName,
+    PassStatus,
     RankedLine,
     Ranking,
     SampledLine,
@@ -168,7 +170,7 @@ def kernel_label(name: str) -> str:
 
 
 def _usable(part: Pass | None) -> Pass | None:
-    return part if part is not None and part.status not in ("skipped", "crashed") else None
+    return part if part is not None and part.status not in (PassStatus.SKIPPED, PassStatus.CRASHED) else None
 
 
 MIN_TICKS = 20  # fewer looks than this (a script of a few ms): wall time is too coarse to rank by
@@ -178,7 +180,7 @@ def ranking_kind(doc: Document) -> str | None:
     """The column rows are ranked by: device time when GPU-bound, else wall time (when the
     sampler looked at least ``MIN_TICKS`` times), else whatever was measured (op CPU time,
     device time, then wall time however coarse)."""
-    sample, cpu, cuda = (_usable(doc.pass_named(n)) for n in ("sample", "cpu", "cuda"))
+    sample, cpu, cuda = (_usable(doc.pass_named(n)) for n in (PassName.SAMPLE, PassName.CPU, PassName.CUDA))
     has_device = cuda is not None and cuda.totals is not None and (cuda.totals.self_device_us or 0) > 0
     if doc.verdict is not None and doc.verdict.bound == "gpu" and has_device:
         return DEVICE
@@ -250,7 +252,7 @@ def _add_sampled(rows: _Rows, part: Pass) -> None:
 
 def _add_ops(rows: _Rows, part: Pass, with_cpu: bool, with_memory: bool) -> None:
     wall = part.script_wall_s or 0.0
-    cuda = part.name == "cuda"
+    cuda = part.name == PassName.CUDA
     for entry in part.lines:
         if not entry.exact and entry.function == "<module>":
             # Known only as "somewhere at module level" (--no-exact-lines): no line to
@@ -306,7 +308,7 @@ def all_rows(doc: Document) -> list[Hotspot]:
     if kind is None:
         return []
     rows = _Rows()
-    sample, cpu, cuda = (_usable(doc.pass_named(n)) for n in ("sample", "cpu", "cuda"))
+    sample, cpu, cuda = (_usable(doc.pass_named(n)) for n in (PassName.SAMPLE, PassName.CPU, PassName.CUDA))
     if sample is not None:
         _add_sampled(rows, sample)
     # memory on the device when the cuda pass recorded it, else the cpu pass's
@@ -315,7 +317,7 @@ def all_rows(doc: Document) -> list[Hotspot]:
         _add_ops(rows, cpu, with_cpu=True, with_memory=memory is cpu)
     if cuda is not None:
         _add_ops(rows, cuda, with_cpu=cpu is None, with_memory=memory is cuda)
-    cprofile = doc.pass_named("cprofile")
+    cprofile = doc.pass_named(PassName.CPROFILE)
     if cprofile is not None:
         _add_calls(rows.rows, cprofile)
     out = []
@@ -393,7 +395,7 @@ def hotspots(doc: Document, thresholds: Thresholds | None = None) -> list[Hotspo
 def hot_functions(doc: Document, thresholds: Thresholds | None = None) -> list[Function]:
     """User functions from cProfile whose cumulative time passes the threshold."""
     thresholds = thresholds or Thresholds()
-    part = doc.pass_named("cprofile")
+    part = doc.pass_named(PassName.CPROFILE)
     total = (part.totals.tottime_s or 0.0) if part is not None and part.totals is not None else 0.0
     if part is None or total <= 0:
         return []
@@ -412,7 +414,7 @@ def _entries(part: Pass | None, first_line: dict[tuple[str, str], int]) -> dict[
     out: dict[tuple[str, str], int] = {}
     if (
         part is None
-        or part.status != "ok"
+        or part.status != PassStatus.OK
         or part.event_budget is not None
         or part.stopped_after_s is not None
     ):
@@ -421,7 +423,7 @@ def _entries(part: Pass | None, first_line: dict[tuple[str, str], int]) -> dict[
         return out  # recorded in another pass's run (job/cprofile_ride.py): the same counts
     found = (
         [(f.file, f.function, f.line, f.ncalls) for f in part.functions if f.user]
-        if part.name == "cprofile"
+        if part.name == PassName.CPROFILE
         else [(f.file, f.function, f.line, f.count) for f in part.function_calls]
     )
     for file, function, line, count in found:
@@ -455,13 +457,16 @@ def disagreements(doc: Document, limit: int = 3) -> list[Disagreement]:
     pass's and ``--no-exact-lines``, main thread), passes that ran to the end, each in a
     run of its own (not a cprofile pass recorded in the cpu pass's run)."""
     lines: dict[tuple[str, str], int] = {}
-    counts = {name: _entries(doc.pass_named(name), lines) for name in ("cprofile", "cpu", "cuda")}
+    counts = {
+        name: _entries(doc.pass_named(name), lines)
+        for name in (PassName.CPROFILE, PassName.CPU, PassName.CUDA)
+    }
     present = {name: c for name, c in counts.items() if c}
     out: list[Disagreement] = []
     if len(present) >= 2:
         keys = set.intersection(*(set(c) for c in present.values()))
         for key in sorted(keys):
-            seen = {name: c[key] for name, c in present.items()}
+            seen = {name.value: c[key] for name, c in present.items()}
             if len(set(seen.values())) > 1:
                 spread = max(seen.values()) - min(seen.values())
                 file, function = key
@@ -493,7 +498,10 @@ def verdict(doc: Document) -> Verdict | None:
     device activity only, so its own overhead does not decide the answer. Otherwise the
     CUDA pass does, and the verdict says it was traced.
     """
-    for name, source, traced in (("sample", _LIGHT_SOURCE, False), ("cuda", _TRACED_SOURCE, True)):
+    for name, source, traced in (
+        (PassName.SAMPLE, _LIGHT_SOURCE, False),
+        (PassName.CUDA, _TRACED_SOURCE, True),
+    ):
         part = doc.pass_named(name)
         if part is None or part.device is None:
             continue
@@ -505,7 +513,7 @@ def verdict(doc: Document) -> Verdict | None:
         busy = summary.busy_s
         fraction = min(busy / max(wall - loading, 1e-9), 1.0)
         wait = summary.wait_s
-        totals = (doc.pass_named("cpu") or part).totals
+        totals = (doc.pass_named(PassName.CPU) or part).totals
         return Verdict(
             bound="gpu" if fraction >= GPU_BOUND_BUSY else "cpu",
             device_busy_fraction=round(fraction, 4),
@@ -524,33 +532,33 @@ def verdict(doc: Document) -> Verdict | None:
     return None
 
 
-def overall_status(doc: Document) -> tuple[str, int | None]:
+def overall_status(doc: Document) -> tuple[PassStatus, int | None]:
     """The job's status and the exit code to pass through: the first pass that did
     not end cleanly decides; a run where every pass ended cleanly is "ok", 0, unless the
     job was stopped before some passes started ("cancelled", 130)."""
     stopped = False
     for part in doc.passes:
-        if part.status in ("ok", "skipped"):
+        if part.status in (PassStatus.OK, PassStatus.SKIPPED):
             stopped = stopped or part.skip_reason == JOB_STOPPED
             continue
         code = part.exit_code
-        if part.status == "timeout":
+        if part.status == PassStatus.TIMEOUT:
             code = 124
-        elif part.status in ("cancelled", "terminated"):
+        elif part.status in (PassStatus.CANCELLED, PassStatus.TERMINATED):
             code = 130
         elif not isinstance(code, int) or code == 0:
             code = 1
         elif code < 0:  # killed by a signal: what a shell reports (SIGSEGV: 139)
             code = 128 - code
         return part.status, code
-    return ("cancelled", 130) if stopped else ("ok", 0)
+    return (PassStatus.CANCELLED, 130) if stopped else (PassStatus.OK, 0)
 
 
 def runner_never_started(doc: Document) -> bool:
     """Whether the interpreter never ran the runner (``--python`` names no Python 3.10+,
     or something else): every pass that ran ended with an exit code, not a signal,
     before the runner wrote anything, not even the environment."""
-    ran = [p for p in doc.passes if p.status != "skipped"]
+    ran = [p for p in doc.passes if p.status != PassStatus.SKIPPED]
     return (
         doc.environment is None
         and bool(ran)
@@ -559,7 +567,7 @@ def runner_never_started(doc: Document) -> bool:
 
 
 def never_started_message(doc: Document) -> str:
-    first = next(p for p in doc.passes if p.status != "skipped")
+    first = next(p for p in doc.passes if p.status != PassStatus.SKIPPED)
     return (
         f"{doc.python} never ran the profiler's runner (it exited with code {first.exit_code} first): "
         "is it a Python 3.10+ interpreter?"

@@ -12,6 +12,7 @@ from ..paths.root_map import RootMap
 from ..runner import device, recording
 from ..runner.attribution import Attributor
 from ..runner.lineranges import read_entries, read_header
+from ..schema.model import PassName
 
 RecordingError = recording.RecordingError
 
@@ -65,11 +66,11 @@ def _span_ns(roots: list[recording.Node], activities: list[device.Activity]) -> 
     return max(ends) - min(starts) if starts else 0
 
 
-def _pass_name(header: dict[str, Any], activities: list[device.Activity]) -> str:
+def _pass_name(header: dict[str, Any], activities: list[device.Activity]) -> PassName:
     name = header.get("pass")
-    if name in ("cpu", "cuda", "sample"):
-        return str(name)
-    return "cuda" if any(a.on_device for a in activities) else "cpu"
+    if name in (PassName.CPU, PassName.CUDA, PassName.SAMPLE):
+        return PassName(name)
+    return PassName.CUDA if any(a.on_device for a in activities) else PassName.CPU
 
 
 @dataclass
@@ -81,7 +82,7 @@ class Opened:
     roots: list[recording.Node]
     activities: list[device.Activity]
     files: RecordedFiles
-    name: str  # the pass: sample, cpu or cuda
+    name: PassName  # the pass: sample, cpu or cuda
     wall_ns: int
     recorded_on: dict[str, Any]
 
@@ -92,7 +93,7 @@ class Opened:
             self.files,
             self.marker_site,
             recording.REPLAY_KINDS,
-            device=self.name == "cuda",
+            device=self.name == PassName.CUDA,
             ranges=ranges or None,
         )
         entries = read_entries(self.header.get("function_entries"))

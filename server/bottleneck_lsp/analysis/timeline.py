@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from ..runner.attribution import LineStats
 from ..runner.callsites import source_position
+from ..schema.model import PassName
 from .recorded import RecordingError, open_recording
 
 
@@ -72,13 +73,13 @@ class Timeline:
 def from_recording(path: str, root: str | None = None) -> Timeline:
     """The timeline of one recorded autograd pass; RecordingError says what is wrong."""
     opened = open_recording(path, root)
-    if opened.name == "sample":
+    if opened.name == PassName.SAMPLE:
         raise RecordingError(f"{path} is a sample pass's recording: it holds no torch ops")
     attributor = opened.attributor()
     attributor.timeline = []
     attributor.device_timeline = []
     attributor.consume(opened.roots)
-    if opened.name == "cuda":
+    if opened.name == PassName.CUDA:
         attributor.add_device_events(opened.activities)
     places: dict[int, Place] = {}
 

@@ -11,7 +11,7 @@ import textwrap
 from ..analysis import ranking
 from ..analysis.distributed import ratio
 from ..analysis.ranking import Hotspot, Thresholds
-from ..schema.model import DeviceSummary, Document, Pass
+from ..schema.model import DeviceSummary, Document, Pass, PassName, PassStatus
 from . import wording
 
 RULE = "-" * 80
@@ -21,21 +21,21 @@ BANNER = """\
 bottleneck-lsp: a summary of where your script spends its time, as an initial
 step for debugging bottlenecks (successor of torch.utils.bottleneck)."""
 _RAN = {
-    "sample": "sampled (wall and CPU time per line, at nearly the script's own speed)",
-    "cprofile": "under cProfile",
-    "cpu": "under the autograd profiler on the CPU",
-    "cuda": "under the autograd profiler on the GPU",
+    PassName.SAMPLE: "sampled (wall and CPU time per line, at nearly the script's own speed)",
+    PassName.CPROFILE: "under cProfile",
+    PassName.CPU: "under the autograd profiler on the CPU",
+    PassName.CUDA: "under the autograd profiler on the GPU",
 }
 
 
 def banner(doc: Document) -> list[str]:
     """The report's opening: what ran (the passes that did), and how costs are charged."""
     # a pass recorded in another's run (the cprofile pass in the cpu pass's) is not a run
-    within = {p.within for p in doc.passes if p.within is not None and p.status == "ok"}
+    within = {p.within for p in doc.passes if p.within is not None and p.status == PassStatus.OK}
     ran = [
         _RAN[p.name] + (" with cProfile in the same run" if p.name in within else "")
         for p in doc.passes
-        if p.status != "skipped" and p.name in _RAN and p.within is None
+        if p.status != PassStatus.SKIPPED and p.name in _RAN and p.within is None
     ]
     if not ran:
         return [BANNER, "", "No pass ran.", ""]
@@ -50,7 +50,7 @@ def banner(doc: Document) -> list[str]:
         )
     lines = [BANNER, "", *textwrap.wrap(text, 80)]
     lines.append("Costs are charged to the exact lines of your files that caused them.")
-    if "cuda" in [p.name for p in doc.passes if p.status != "skipped"]:
+    if PassName.CUDA in [p.name for p in doc.passes if p.status != PassStatus.SKIPPED]:
         lines.append("Timings under CUDA are asynchronous: read CPU-mode numbers with care there.")
     return [*lines, ""]
 
@@ -98,14 +98,14 @@ def environment_lines(doc: Document) -> list[str]:
 
 
 def _status_line(part: Pass) -> str:
-    if part.status == "skipped":
+    if part.status == PassStatus.SKIPPED:
         return f"(pass skipped: {part.skip_reason})"
     text = f"pass status: {part.status}"
-    if part.signal is not None and part.status == "crashed":  # not our own stop's kill
+    if part.signal is not None and part.status == PassStatus.CRASHED:  # not our own stop's kill
         text += f", killed by {part.signal}"
-    elif part.exit_code not in (None, 0) and part.status != "timeout":  # a timeout's: our kill's
+    elif part.exit_code not in (None, 0) and part.status != PassStatus.TIMEOUT:  # a timeout's: our kill's
         text += f", exit code {part.exit_code}"
-    if part.status == "timeout":
+    if part.status == PassStatus.TIMEOUT:
         text += f" after {part.timeout_s} s (partial results where the profiler could stop)"
     if part.stopped_after_s is not None:
         text += (
@@ -157,7 +157,7 @@ def cprofile_lines(part: Pass | None, cwd: str) -> list[str]:
 def autograd_lines(part: Pass | None, mode: str) -> list[str]:
     if part is None:
         return []
-    if part.status == "skipped":
+    if part.status == PassStatus.SKIPPED:
         label = "CUDA pass" if mode == "CUDA" else "CPU pass"
         return [*_section(f"autograd profiler output ({label} skipped)"), _status_line(part)]
     out = _section(f"autograd profiler output ({mode} mode)")
@@ -313,7 +313,9 @@ MEMORY_ROWS = 5
 
 def memory_lines(doc: Document, cwd: str, thresholds: Thresholds) -> list[str]:
     """The memory peak and the lines holding most of it (docs/memory.md)."""
-    part = next((p for p in (doc.pass_named("cuda"), doc.pass_named("cpu")) if p and p.memory), None)
+    part = next(
+        (p for p in (doc.pass_named(PassName.CUDA), doc.pass_named(PassName.CPU)) if p and p.memory), None
+    )
     if part is None or part.memory is None:
         return []
     m = part.memory
@@ -484,10 +486,10 @@ def render(doc: Document, thresholds: Thresholds | None = None, cwd: str | None 
     spots = ranking.hotspots(doc, thresholds)
     lines = banner(doc)
     lines += environment_lines(doc)
-    lines += sample_lines(doc.pass_named("sample"))
-    lines += cprofile_lines(doc.pass_named("cprofile"), cwd)
-    lines += autograd_lines(doc.pass_named("cpu"), "CPU")
-    lines += autograd_lines(doc.pass_named("cuda"), "CUDA")
+    lines += sample_lines(doc.pass_named(PassName.SAMPLE))
+    lines += cprofile_lines(doc.pass_named(PassName.CPROFILE), cwd)
+    lines += autograd_lines(doc.pass_named(PassName.CPU), "CPU")
+    lines += autograd_lines(doc.pass_named(PassName.CUDA), "CUDA")
     lines += verdict_lines(doc)
     lines += ranks_lines(doc, cwd)
     lines += error_lines(doc, cwd)

@@ -19,7 +19,7 @@ from .. import __version__
 from ..analysis import ranking
 from ..analysis.compare import Comparison, Regression
 from ..analysis.ranking import DENOMINATOR, KIND_LABEL, Thresholds
-from ..schema.model import Document, RankedLine
+from ..schema.model import Document, PassStatus, RankedLine
 from . import wording
 from .diff_report import percent
 
@@ -157,7 +157,7 @@ def render(
         },
         "invocations": [
             {
-                "executionSuccessful": doc.status == "ok",
+                "executionSuccessful": doc.status == PassStatus.OK,
                 **({"exitCode": doc.exit_code} if doc.exit_code is not None else {}),
                 "commandLine": " ".join(
                     ["python", *(["-m", doc.module] if doc.module else [doc.script]), *doc.args]

@@ -17,7 +17,7 @@ from typing import Any
 
 from .. import __version__
 from ..analysis.timeline import Op, Place, Timeline, nested
-from ..schema.model import Document
+from ..schema.model import Document, PassName
 
 SCHEMA = "https://www.speedscope.app/file-format-schema.json"
 
@@ -57,7 +57,7 @@ class _Frames:
 
 
 def _sampled(doc: Document, frames: _Frames) -> dict[str, Any] | None:
-    part = doc.pass_named("sample")
+    part = doc.pass_named(PassName.SAMPLE)
     samples = part.samples if part is not None else None
     if samples is None or not samples.lines:
         return None

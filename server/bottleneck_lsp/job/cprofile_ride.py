@@ -39,9 +39,7 @@ figures the choice rested on, and "passes disagree" does not compare it with the
 
 from __future__ import annotations
 
-from typing import Any
-
-from ..schema.model import Document, ModelError, Pass
+from ..schema.model import CProfileTable, Document, Pass, PassName, PassStatus
 
 MIN_BODY_S = 1.0
 MAX_PYTHON_SHARE = 0.10
@@ -54,7 +52,7 @@ SEPARATE_HINT = "--separate-cprofile gives cProfile a run of its own"
 def python_share(sample: Pass | None) -> float | None:
     """Of the sample pass's run of the script, the share the main thread spent running
     Python (not in a C call); None without a usable sample pass."""
-    if sample is None or sample.status != "ok" or sample.samples is None:
+    if sample is None or sample.status != PassStatus.OK or sample.samples is None:
         return None
     wall = sample.samples.wall_s
     if wall <= 0:
@@ -62,12 +60,12 @@ def python_share(sample: Pass | None) -> float | None:
     return min(sum(line.python_s for line in sample.samples.lines) / wall, 1.0)
 
 
-def may_ride(doc: Document, later: list[str]) -> bool:
+def may_ride(doc: Document, later: list[PassName]) -> bool:
     """Whether the cprofile pass, due now, may ride in the cpu pass's run (one of ``later``,
     the passes planned after it), from what the sample pass found."""
-    if "cpu" not in later:
+    if PassName.CPU not in later:
         return False
-    sample = doc.pass_named("sample")
+    sample = doc.pass_named(PassName.SAMPLE)
     share = python_share(sample)
     if share is None or sample is None or (sample.script_wall_s or 0.0) < MIN_BODY_S:
         return False
@@ -82,11 +80,11 @@ def cost(cpu: Pass, sample: Pass | None) -> float | None:
     return cpu.script_wall_s / body
 
 
-def ridden(rider: dict[str, Any] | None, cpu: Pass, doc: Document) -> tuple[Pass | None, str]:
+def ridden(rider: CProfileTable | None, cpu: Pass, doc: Document) -> tuple[Pass | None, str]:
     """The cprofile pass made from the table the cpu pass recorded (``rider``), or None and
     why the cprofile pass runs alone after all."""
-    sample = doc.pass_named("sample")
-    if cpu.status != "ok":
+    sample = doc.pass_named(PassName.SAMPLE)
+    if cpu.status != PassStatus.OK:
         return None, f"the cpu pass ended with status {cpu.status}"
     if cpu.event_budget is not None:
         return None, "the cpu pass stopped recording early (its event budget): its run was slowed"
@@ -114,11 +112,17 @@ def ridden(rider: dict[str, Any] | None, cpu: Pass, doc: Document) -> tuple[Pass
         f'second; one run\'s call counts, so "passes disagree" has no second run to compare '
         f"({SEPARATE_HINT})"
     )
-    try:
-        made = Pass.from_json(
-            {"name": "cprofile", "status": "ok", "exit_code": 0, "within": "cpu", "notes": [note], **rider},
-            "the cpu pass's cProfile table",
-        )
-    except ModelError as exc:
-        return None, f"the cpu pass's cProfile table could not be read: {exc}"
+    made = Pass.given(
+        name=PassName.CPROFILE,
+        status=PassStatus.OK,
+        exit_code=0,
+        within=PassName.CPU,
+        notes=[note],
+        script_wall_s=rider.script_wall_s,
+        event_count=rider.event_count,
+        totals=rider.totals,
+        functions=rider.functions,
+        call_sites=rider.call_sites,
+        postprocess_s=rider.postprocess_s,
+    )
     return made, ""

@@ -16,7 +16,6 @@ import shutil
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any
 
 from .. import __version__
 from ..analysis import distributed, ranking
@@ -42,13 +41,14 @@ from ..schema.contract import (
     rank_part,
 )
 from ..schema.model import (
+    CProfileTable,
     Document,
-    Environment,
     Launch,
-    ModelError,
     Pass,
+    PassName,
+    PassStatus,
     RankRun,
-    ScriptError,
+    RunnerPart,
     Startup,
     Tool,
 )
@@ -78,7 +78,7 @@ def counts_entries(name: str, passes: tuple[str, ...] | None) -> bool:
     """Whether an autograd pass counts entries into the user's functions: for the "passes
     disagree" check (``ranking.disagreements``), which compares them with another pass's
     counts, so only when another pass that counts (cprofile, cpu, cuda) is planned."""
-    counting = ("cprofile", "cpu", "cuda")
+    counting = (PassName.CPROFILE, PassName.CPU, PassName.CUDA)
     return name in counting and any(p in counting and p != name for p in (passes or PASSES))
 
 
@@ -87,9 +87,9 @@ def forecast(name: str, doc: Document, exact_lines: bool = True) -> str:
     cpu pass without exact lines) of a Python-heavy script: how long recording its Python
     calls may take, from the cProfile pass's count of them (the tracer records the same
     calls). The cpu pass with exact lines records no Python call (runner/lineranges.py)."""
-    if name != "cuda" and (name != "cpu" or exact_lines):
+    if name != PassName.CUDA and (name != PassName.CPU or exact_lines):
         return ""
-    counted = next((p for p in doc.passes if p.name == "cprofile" and p.status == "ok"), None)
+    counted = next((p for p in doc.passes if p.name == PassName.CPROFILE and p.status == PassStatus.OK), None)
     if counted is None or counted.event_count < PYTHON_HEAVY_CALLS:
         return ""
     expected = counted.event_count * TRACER_S_PER_CALL
@@ -178,7 +178,7 @@ class Job:
             roots=[os.path.dirname(spec.script), *spec.roots],
             python=spec.python,
             passes=[],
-            status="ok",
+            status=PassStatus.OK,
             # written only for a distributed job
             absent=frozenset(
                 {"replay"}  # made by bottleneck-lsp replay only
@@ -190,7 +190,7 @@ class Job:
         if ranks is not None:
             doc.ranks = [RankRun(rank=r, passes=[]) for r in ranks]
             doc.launch = Launch(nproc_per_node=spec.nproc_per_node, options=list(spec.launcher))
-        planned = list(spec.passes or PASSES)
+        planned = [PassName(name) for name in spec.passes or PASSES]
         workdir = self._workdir = runner_folder()
         self._parts = _shared_parts(spec)
         try:
@@ -201,7 +201,7 @@ class Job:
             await self._ready_compiler_stack()
             stop_reason = ""
             for index, name in enumerate(planned):
-                if name == "cprofile" and self._riding:
+                if name == PassName.CPROFILE and self._riding:
                     continue  # no run of its own: the cpu pass records its table
                 rider = None
                 part = self._skip_reason(name, doc, stop_reason)
@@ -220,29 +220,29 @@ class Job:
                     )
                     following = planned[index + 1] if index + 1 < len(planned) else None
                     forking = self._forking()
-                    raws = await self._run_pass(name, workdir, index == 0, following)
-                    rider = raws[0].pop("cprofile", None) if raws else None
+                    parts = await self._run_pass(name, workdir, index == 0, following)
+                    rider = parts[0].cprofile if parts else None
                     # (given up by this pass's own start, which said why, it did not end here)
                     if forking is not None and forking.gone and not self._stopped and not self._fork_note:
                         self._note_fork_server_death(forking)
-                    for raw in raws:
-                        crash_site.place(raw, doc.roots)
-                    typed = [_typed(name, raw) for raw in raws]
-                    part, environment = typed[0]
+                    for each in parts:
+                        crash_site.place(each, doc.roots)
+                    typed = [each.as_pass() for each in parts]
+                    part = typed[0]
                     if ranks is not None:
-                        for run, (rank_pass, _env) in zip(doc.ranks, typed, strict=True):
+                        for run, rank_pass in zip(doc.ranks, typed, strict=True):
                             run.passes.append(rank_pass)
-                        part = distributed.job_pass([p for p, _ in typed])
-                    doc.environment = environment or doc.environment
+                        part = distributed.job_pass(typed)
+                    doc.environment = parts[0].environment or doc.environment
                     if part.startup is not None and not self._stopped:
                         await self._learn_compiler_imports(part.startup)
                     if self._fork_note:
                         part.notes.append(self._fork_note)
                         self._fork_note = ""
-                    if name == "cprofile" and self._alone_note:
+                    if name == PassName.CPROFILE and self._alone_note:
                         part.notes.append(self._alone_note)
                         self._alone_note = ""
-                if name == "cpu" and self._riding:
+                if name == PassName.CPU and self._riding:
                     self._place_ridden(rider, part, doc, planned, index)
                 if not part.omit:
                     doc.passes.append(part)
@@ -250,11 +250,11 @@ class Job:
                 if not stop_reason and ranking.runner_never_started(doc):
                     # the next passes would end the same way
                     stop_reason = f"{spec.python} never ran the runner"
-                if name == "sample" and "cprofile" in planned[index + 1 :]:
+                if name == PassName.SAMPLE and PassName.CPROFILE in planned[index + 1 :]:
                     # decided before the progress says how many passes are left
-                    later = planned[planned.index("cprofile", index) + 1 :]
+                    later = planned[planned.index(PassName.CPROFILE, index) + 1 :]
                     self._riding = self._may_ride(doc, later, stop_reason)
-                if part.status != "skipped":
+                if part.status != PassStatus.SKIPPED:
                     counted = self._counted(planned, doc, stop_reason)
                     event = JobEvent("pass_end", name, counted.index(name), len(counted), part.status)
                     event.doc = ranking.conclude(replace(doc, passes=list(doc.passes)))
@@ -270,7 +270,7 @@ class Job:
             self._workdir = None
         return ranking.conclude(doc)
 
-    def _may_ride(self, doc: Document, later: list[str], stop_reason: str) -> bool:
+    def _may_ride(self, doc: Document, later: list[PassName], stop_reason: str) -> bool:
         spec = self.spec
         return (
             not spec.separate_cprofile
@@ -282,20 +282,22 @@ class Job:
             and cprofile_ride.may_ride(doc, later)
         )
 
-    def _place_ridden(self, rider: Any, cpu: Pass, doc: Document, planned: list[str], index: int) -> None:
+    def _place_ridden(
+        self, rider: CProfileTable | None, cpu: Pass, doc: Document, planned: list[PassName], index: int
+    ) -> None:
         """The cprofile pass the cpu pass recorded goes before it in the document, as if it
         had run in its turn; or the cprofile pass runs alone next, and says why."""
         self._riding = False
-        made, why = cprofile_ride.ridden(rider if isinstance(rider, dict) else None, cpu, doc)
+        made, why = cprofile_ride.ridden(rider, cpu, doc)
         if made is not None:
             doc.passes.append(made)
             return
-        planned.insert(index + 1, "cprofile")
+        planned.insert(index + 1, PassName.CPROFILE)
         self._alone_note = f"run after the cpu pass, alone: {why}"
 
     async def _run_pass(
-        self, name: str, workdir: str, first: bool, following: str | None
-    ) -> list[dict[str, Any]]:
+        self, name: PassName, workdir: str, first: bool, following: PassName | None
+    ) -> list[RunnerPart]:
         """One pass: its runner (the one started ahead of its turn, if any), and maybe the
         next pass's, started now to wait; then its part of the document."""
         waiting, self._waiting = self._waiting, None
@@ -309,7 +311,7 @@ class Job:
             runner = await self._start(name, workdir, first)
         self._running = runner  # stop() and kill() reach it from here on
         try:
-            if name == "cprofile" and following is not None and self._may_prestart(following):
+            if name == PassName.CPROFILE and following is not None and self._may_prestart(following):
                 # The next pass's interpreter starts now and waits, start-up done (torch
                 # imported), until this pass ends: its 2-3 s of start-up run beside the
                 # cProfile pass instead of after it. Only behind cProfile, whose Python-time
@@ -380,11 +382,11 @@ class Job:
             waiting.discard()
             self._discarded.append(waiting)  # reaped, its output read to the end, in run()
 
-    def _skip_reason(self, name: str, doc: Document, stop_reason: str) -> Pass | None:
+    def _skip_reason(self, name: PassName, doc: Document, stop_reason: str) -> Pass | None:
         def skipped(reason: str, omit: bool = False) -> Pass:
             # written with these keys only (a skipped pass is not changed after this)
             return Pass.given(
-                name=name, status="skipped", skip_reason=reason, **({"omit": True} if omit else {})
+                name=name, status=PassStatus.SKIPPED, skip_reason=reason, **({"omit": True} if omit else {})
             )
 
         env = doc.environment
@@ -423,7 +425,7 @@ class Job:
             return ending or self._stopped or not _device_files()
         return not available
 
-    def _counted(self, planned: list[str], doc: Document, stop_reason: str) -> list[str]:
+    def _counted(self, planned: list[PassName], doc: Document, stop_reason: str) -> list[PassName]:
         """The passes progress counts ("pass 2/3"): the planned ones less those left out,
         and less the cprofile pass that rides in the cpu pass's run; one planned again (the
         cprofile pass, alone after all) counts where it runs."""
@@ -433,7 +435,7 @@ class Job:
             for i, n in enumerate(planned)
             if n not in planned[i + 1 :]
             and not self._left_out(n, doc, bool(stop_reason))
-            and not (n == "cprofile" and ridden)
+            and not (n == PassName.CPROFILE and ridden)
         ]
 
     def _runner_args(
@@ -454,15 +456,15 @@ class Job:
             environment=first,
             exact_lines=spec.exact_lines,
             count_entries=counts_entries(name, spec.passes),
-            with_cprofile=name == "cpu" and self._riding,
+            with_cprofile=name == PassName.CPU and self._riding,
             compiler_stack=self._compiler_stack,
             inductor=self._inductor,
             event_budget=spec.event_budget,
-            memory=spec.memory and name in ("cpu", "cuda"),
+            memory=spec.memory and name in (PassName.CPU, PassName.CUDA),
             save_raw=self.raw_path(name),
             wait_fd=wait_fd,
             per_rank=spec.distributed,
-            shapes=spec.collective_sizes and spec.distributed and name in ("cpu", "cuda"),
+            shapes=spec.collective_sizes and spec.distributed and name in (PassName.CPU, PassName.CUDA),
             args=list(spec.args),
         )
 
@@ -485,7 +487,7 @@ class Job:
         ranks = [f"{stem}.rank{r}.raw.json.gz" for r in self.spec.local_ranks()]
         return [path for path in ranks if os.path.exists(path)]
 
-    async def _start(self, name: str, workdir: str, first: bool, wait: bool = False) -> RunnerProcess:
+    async def _start(self, name: PassName, workdir: str, first: bool, wait: bool = False) -> RunnerProcess:
         spec = self.spec
         assert spec.cwd is not None
         out = os.path.join(self._parts or workdir, f"{name}.json")
@@ -564,22 +566,6 @@ def _clear_parts(out: str, ranks: list[int]) -> None:
                 pass
 
 
-def _typed(name: str, raw: dict[str, Any]) -> tuple[Pass, Environment | None]:
-    """A runner's part as types, and the environment the first pass carries. A part this
-    version cannot read is a crashed pass that says why (the runner is the same version:
-    a bug, not the user's doing)."""
-    environment = raw.pop("environment", None)
-    try:
-        env = Environment.from_json(environment, "environment") if environment is not None else None
-        return Pass.from_json(raw, f"the {name} pass's result"), env
-    except ModelError as exc:
-        message = f"the runner wrote a result this version cannot read: {exc}"
-        failure = ScriptError(type="RunnerFailure", message=message)
-        code = raw.get("exit_code")
-        code = code if isinstance(code, int) and not isinstance(code, bool) else None
-        return Pass(name=name, status="crashed", exit_code=code, error=failure), None
-
-
 def _device_files() -> bool:
     """Whether this machine may have a GPU for torch, judged without torch (``--no-fork``,
     before the first pass): its device files (NVIDIA's, ROCm's) on Linux, and
@@ -594,6 +580,6 @@ def _device_files() -> bool:
 def _stop_reason(part: Pass) -> str:
     if part.status in STOPPING_STATUSES:
         return f"the {part.name} pass ended with status {part.status}"
-    if part.status == "exit":
+    if part.status == PassStatus.EXIT:
         return f"the script exited with status {part.exit_code} in the {part.name} pass"
     return ""

@@ -17,7 +17,7 @@ from ..analysis.recorded import RecordingError, open_recording
 from ..runner import device, recording
 from ..runner.autograddoc import autograd_document
 from ..schema.contract import SCHEMA_NAME, SCHEMA_VERSION
-from ..schema.model import Document, ModelError
+from ..schema.model import Document, ModelError, PassName
 
 
 def _environment(recorded: dict[str, Any]) -> dict[str, Any]:
@@ -60,7 +60,7 @@ def replay(path: str, root: str | None = None) -> Document:
         "recorded_on": recorded_on,
         "warm": False,
     }
-    if name == "sample":
+    if name == PassName.SAMPLE:
         runtime = any(not a.on_device for a in activities)
         part["device"] = device.summarize(activities, wall_ns, runtime)
         part["device_event_count"] = sum(1 for a in activities if a.on_device)
@@ -68,7 +68,7 @@ def replay(path: str, root: str | None = None) -> Document:
         marker_site = opened.marker_site
         attributor = opened.attributor()
         attributor.consume(roots)
-        part.update(autograd_document(attributor, activities if name == "cuda" else None, wall_ns))
+        part.update(autograd_document(attributor, activities if name == PassName.CUDA else None, wall_ns))
         part.update(
             {
                 "event_count": attributor.event_count,

@@ -22,6 +22,7 @@ from typing import Any, Protocol
 from ..runner.lingering import BACKSTOP_S, EXIT_GRACE_S
 from ..runner.strays import end_strays
 from ..schema.contract import LINGER_STACKS_SUFFIX, STOP_TAKEN_SUFFIX, environment_file, rank_part
+from ..schema.model import Environment, ModelError, OutputTail, PassName, PassStatus, RunnerPart, ScriptError
 
 OUTPUT_TAIL_BYTES = 64 * 1024
 KILL_GRACE_S = 15.0  # time for the runner to process and write partial results
@@ -141,7 +142,7 @@ class Spawner(Protocol):
 class RunnerProcess:
     """A started runner (see the module's docstring)."""
 
-    def __init__(self, name: str, out: str, proc: Process, go: int | None) -> None:
+    def __init__(self, name: PassName, out: str, proc: Process, go: int | None) -> None:
         self.name = name
         self.out = out
         # A distributed pass (a launcher's workers): the ranks whose parts to read, each
@@ -164,7 +165,7 @@ class RunnerProcess:
 
     @classmethod
     async def fork(
-        cls, name: str, server: Spawner, options: list[str], out: str, on_output: OnOutput
+        cls, name: PassName, server: Spawner, options: list[str], out: str, on_output: OnOutput
     ) -> RunnerProcess:
         """Fork the runner from a fork server (start-up already done there)."""
         proc, stdout, stderr = await server.spawn(options)
@@ -175,7 +176,7 @@ class RunnerProcess:
     @classmethod
     async def start(
         cls,
-        name: str,
+        name: PassName,
         argv_for: Callable[[int | None], list[str]],
         out: str,
         cwd: str,
@@ -312,9 +313,9 @@ class RunnerProcess:
     # -- the end ------------------------------------------------------------------------
     async def finish(
         self, timeout: float | None, stopped: Callable[[], bool], duration: float | None = None
-    ) -> list[dict[str, Any]]:
+    ) -> list[RunnerPart]:
         """Wait for the pass to end, within ``timeout``, then read what it wrote: one part,
-        or one per rank (``ranks``).
+        or one per rank (``ranks``), as types from here on.
         ``stopped()``: whether the job was stopped meanwhile (a killed runner is then a
         cancelled pass, not a crashed one).
         ``duration`` (``--duration``): the pass is stopped after this long, as a timeout
@@ -350,21 +351,21 @@ class RunnerProcess:
             if ranks is None
             else [self._read_part(rank_part(self.out, rank), rank) for rank in ranks]
         )
+        ended_early = (PassStatus.TERMINATED, PassStatus.CRASHED)
         for part in parts:
-            if boxed and part["status"] == "terminated":
-                part["status"] = "ok"  # it ran as long as it was asked to
-                part["stopped_after_s"] = duration
-            elif boxed and (ranks is None or part["status"] == "crashed"):
+            if boxed and part.status == PassStatus.TERMINATED:
+                # it ran as long as it was asked to
+                part.update(status=PassStatus.OK, stopped_after_s=duration)
+            elif boxed and (ranks is None or part.status == PassStatus.CRASHED):
                 # it did not take the stop (nothing written): a timeout, as without the box
-                part["status"] = "timeout"
-                part["timeout_s"] = duration
-            elif timed_out and (ranks is None or part["status"] in ("terminated", "crashed")):
+                part.update(status=PassStatus.TIMEOUT, timeout_s=duration)
+            elif timed_out and (ranks is None or part.status in ended_early):
                 # (a rank that had ended on its own keeps what it ended with)
-                part["status"] = "timeout"
-                part["timeout_s"] = timeout
-            elif stopped() and part["status"] in ("terminated", "crashed"):
-                part["status"] = "cancelled"
-            part["output_tail"] = {k: t.text() for k, t in self.tails.items()}
+                part.update(status=PassStatus.TIMEOUT, timeout_s=timeout)
+            elif stopped() and part.status in ended_early:
+                part.update(status=PassStatus.CANCELLED)
+            tails = self.tails
+            part.update(output_tail=OutputTail(stdout=tails["stdout"].text(), stderr=tails["stderr"].text()))
         return parts
 
     async def _await_parts(self, ranks: list[int]) -> None:
@@ -390,30 +391,37 @@ class RunnerProcess:
                 drains.cancel()
             drains.add_done_callback(_collect)
 
-    def _read_part(self, out: str, rank: int | None = None) -> dict[str, Any]:
+    def _read_part(self, out: str, rank: int | None = None) -> RunnerPart:
+        """What the runner wrote, as types; a crashed pass when it wrote nothing."""
         returncode = self.proc.returncode
         try:
             with open(out, encoding="utf-8") as handle:
-                part: dict[str, Any] = json.load(handle)
-            held = _held_exit(out)
-            if held and "lingering" not in part:
-                part.setdefault("notes", []).append(held)
-            return part
+                raw = json.load(handle)
         except (OSError, ValueError):
-            pass
-        part = {"name": self.name, "status": "crashed", "exit_code": returncode}
+            return self._crashed(out, returncode, rank)
+        try:
+            part = RunnerPart.from_json(raw, f"the {self.name} pass's result")
+        except ModelError as exc:
+            return _unreadable(self.name, raw, exc)
+        held = _held_exit(out)
+        if held and part.lingering is None:
+            part.add_note(held)
+        return part
+
+    def _crashed(self, out: str, returncode: int | None, rank: int | None) -> RunnerPart:
+        part = RunnerPart.given(name=self.name, status=PassStatus.CRASHED, exit_code=returncode)
         try:  # the environment, written before the script ran (first pass only)
             with open(environment_file(out), encoding="utf-8") as handle:
-                part["environment"] = json.load(handle)
-        except (OSError, ValueError):
+                part.update(environment=Environment.from_json(json.load(handle), "environment"))
+        except (OSError, ValueError):  # (ModelError is one)
             pass
         if returncode is not None and returncode < 0:
-            part["signal"] = signal.Signals(-returncode).name
+            part.update(signal=signal.Signals(-returncode).name)
         stderr = self.tails["stderr"].text()
         if rank is not None:
             # The launcher prefixes each worker's lines with "[rank N]:"; a rank that left
             # no part is said to, whatever the others printed.
-            part["rank"] = rank
+            part.update(rank=rank)
             mine = "".join(line for line in stderr.splitlines(True) if line.startswith(f"[rank{rank}]:"))
             if rank not in (self.ranks or ()):  # another node's
                 stderr = (
@@ -423,15 +431,26 @@ class RunnerProcess:
             else:
                 stderr = mine or stderr + f"\n(rank {rank} wrote no results: it was killed or crashed)"
         last = stderr.strip().splitlines()
-        part["error"] = {
-            "type": "RunnerFailure",
-            "message": last[-1] if last else f"runner exited with status {returncode}",
-            "file": None,
-            "line": None,
-            "column": None,
-            "traceback": stderr[-4000:],
-        }
+        error = ScriptError.given(
+            type="RunnerFailure",
+            message=last[-1] if last else f"runner exited with status {returncode}",
+            file=None,
+            line=None,
+            column=None,
+            traceback=stderr[-4000:],
+        )
+        part.update(error=error)
         return part
+
+
+def _unreadable(name: PassName, raw: Any, problem: ModelError) -> RunnerPart:
+    """A part this version cannot read: a crashed pass that says why (the runner is the
+    same version: a bug, not the user's doing)."""
+    message = f"the runner wrote a result this version cannot read: {problem}"
+    code = raw.get("exit_code") if isinstance(raw, dict) else None
+    code = code if isinstance(code, int) and not isinstance(code, bool) else None
+    failure = ScriptError(type="RunnerFailure", message=message)
+    return RunnerPart(name=name, status=PassStatus.CRASHED, exit_code=code, error=failure)
 
 
 def _held_exit(out: str) -> str:

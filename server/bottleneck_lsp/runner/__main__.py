@@ -17,15 +17,16 @@ import time
 from typing import Any
 
 from ..schema.contract import STOP_TAKEN_SUFFIX, RunnerArgs, environment_file, no_cuda_reason, rank_part
+from ..schema.model import Node, PassName, PassStatus, Prestarted, RunnerPart, Startup
 from . import compilerstack, compiletime, environment, lingering, processgroups, script, strays
 from .paths import FileClassifier
 
 
-def _write(path: str, part: dict[str, Any]) -> None:
+def _write(path: str, part: Node) -> None:
     tmp = path + ".tmp"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        json.dump(part, handle, separators=(",", ":"), allow_nan=False)
+        json.dump(part.to_json(), handle, separators=(",", ":"), allow_nan=False)
     os.replace(tmp, path)
 
 
@@ -42,7 +43,7 @@ class _Run:
         self.ns = ns
         self.parent = parent
         self.started = time.perf_counter()
-        self.part: dict[str, Any] = {"name": ns.pass_name, "status": "ok", "exit_code": 0}
+        self.part = RunnerPart.given(name=PassName(ns.pass_name), status=PassStatus.OK, exit_code=0)
         self.profiler: Any = None
         self.files: FileClassifier | None = None
         self.lazy: compilerstack.LazyLoad | None = None  # watching for torch's compiler imports
@@ -71,12 +72,11 @@ class _Run:
             try:
                 self.profiler.stop()
                 measured = self.profiler.finish()
-                self.part.setdefault("notes", []).extend(measured.pop("notes", []))
-                self.part.update(measured)
+                notes = measured.pop("notes", [])
+                self.part.update_json(measured, "the pass's results")  # checked: all or nothing
+                self.part.update(notes=[*self.part.notes, *notes])
             except Exception as exc:  # noqa: BLE001 - report, never lose the rest
-                self.part.setdefault("notes", []).append(
-                    f"profiler results lost: {type(exc).__name__}: {exc}"
-                )
+                self.part.add_note(f"profiler results lost: {type(exc).__name__}: {exc}")
         if self.lazy is not None:
             self.lazy.uninstall()
             if self.lazy.seconds:
@@ -84,23 +84,24 @@ class _Run:
         compiled_at = getattr(self.profiler, "compiled_at", None)
         compiled = compiletime.compile_note(compiled_at() if compiled_at is not None else None)
         if compiled is not None:
-            self.part.setdefault("notes", []).append(compiled)
+            self.part.add_note(compiled)
         children = getattr(self, "children", None)
         if children is not None and children.count:
-            self.part["child_processes"] = children.count
-            self.part.setdefault("notes", []).append(
+            self.part.update(child_processes=children.count)
+            self.part.add_note(
                 f"the script started {children.count} child process(es) (workers, pools); "
                 "only this process was profiled: their time is not covered"
             )
         threads = self.threads
         unseen = _unseen_in_threads(self.ns.pass_name, self.profiler)
         if threads is not None and threads.count and unseen:
-            self.part.setdefault("notes", []).append(
+            self.part.add_note(
                 f"the script started {threads.count} thread(s); {unseen} "
                 "(the sample pass lists the lines other threads ran)"
             )
-        self.part["wall_s"] = round(time.perf_counter() - self.started, 6)
-        self.part["peak_rss_mb"] = round(_peak_rss_mb(), 1)
+        self.part.update(
+            wall_s=round(time.perf_counter() - self.started, 6), peak_rss_mb=round(_peak_rss_mb(), 1)
+        )
         _write(self.ns.out, self.part)
         self.written = True
         # What the script started in sessions of its own, the parent's kill of this
@@ -132,24 +133,26 @@ class _Run:
         self, lazy: compilerstack.LazyLoad, names: tuple[str, ...], what: str, field: str | None
     ) -> None:
         seconds = lazy.seconds_of(names) or 0.0
-        if field is not None:
-            self.part["startup"][field] = round(seconds, 6)
+        if field is not None and self.part.startup is not None:
+            self.part.startup.update(**{field: round(seconds, 6)})
         where = ""
         found = lazy.where_of(names)
         if found is not None and self.files is not None:
             path = self.files.resolve(found[0]) or found[0]
             where = f" at {os.path.basename(path)}:{found[1]}"
         aside = (
-            "set aside: no line is charged for it" if self.ns.pass_name == "sample" else "in this pass's time"
+            "set aside: no line is charged for it"
+            if self.ns.pass_name == PassName.SAMPLE
+            else "in this pass's time"
         )
-        self.part.setdefault("notes", []).append(
+        self.part.add_note(
             f"torch loaded {what} while the script ran{where}: "
             f"{seconds:.2f} s of one-time import work, {aside}"
         )
 
     def hard_exit(self, status: int) -> None:
-        self.part.update({"status": "exit" if status else "ok", "exit_code": status})
-        self.part.setdefault("notes", []).append(f"the script called os._exit({status})")
+        self.part.update(status=PassStatus.EXIT if status else PassStatus.OK, exit_code=status)
+        self.part.add_note(f"the script called os._exit({status})")
         self.conclude_surely()
 
     def wait_for_go(self, fd: int) -> bool:
@@ -164,7 +167,7 @@ class _Run:
         if not go:
             self.done = True  # nothing to report
             return False
-        self.part["prestarted"] = {"waited_s": round(time.perf_counter() - begin, 6)}
+        self.part.update(prestarted=Prestarted(waited_s=round(time.perf_counter() - begin, 6)))
         self.started = time.perf_counter()  # the pass's wall time counts from its turn
         return True
 
@@ -178,21 +181,22 @@ class _Run:
                 reason = no_cuda_reason(
                     torch.__version__, torch.version.cuda, getattr(torch.version, "hip", None)
                 )
-                part.update({"status": "skipped", "skip_reason": reason})
+                part.update(status=PassStatus.SKIPPED, skip_reason=reason)
             return False
         if not _records_kernels(torch):
             reason = (
                 f"torch {torch.__version__} cannot record CUDA kernels here (its profiler lists no "
                 "CUDA activity: built without CUPTI/Kineto); device time is not measured"
             )
-            part.setdefault("notes", []).append(reason)
+            part.add_note(reason)
             if not required:
                 return False
         begin = time.perf_counter()
         torch.cuda.init()
         torch.zeros(1, device="cuda")
         torch.cuda.synchronize()
-        part["startup"]["cuda_init_s"] = round(time.perf_counter() - begin, 6)
+        if part.startup is not None:
+            part.startup.update(cuda_init_s=round(time.perf_counter() - begin, 6))
         return True
 
     def run(self) -> None:
@@ -212,30 +216,31 @@ class _Run:
         # The environment first, whatever the script is: a report always opens with it,
         # also when the script does not compile or the runner dies (its own file).
         torch, import_s, lazy_s, torch_error = environment.import_torch(ns.compiler_stack, ns.inductor)
-        part["startup"] = {
-            "import_torch_s": round(import_s, 6) if torch is not None else None,  # no torch: no start-up
-            "import_torch_lazy_s": round(lazy_s, 6),
-            "cuda_init_s": None,
-        }
-        part["warm"] = environment.PRELOADED is not None  # start-up paid once, by a fork server
+        startup = Startup.given(
+            import_torch_s=round(import_s, 6) if torch is not None else None,  # no torch: no start-up
+            import_torch_lazy_s=round(lazy_s, 6),
+            cuda_init_s=None,
+        )
+        part.update(startup=startup, warm=environment.PRELOADED is not None)  # warm: a fork server's
         if torch is not None:  # no gloo/NCCL join may wait for the GIL (processgroups.py)
             processgroups.keep_destroyed_groups(torch)
         if ns.environment:
-            part["environment"] = environment.summarize(torch, torch_error)
-            _write(environment_file(ns.out), part["environment"])
+            summary = environment.summarize(torch, torch_error)
+            part.update(environment=summary)
+            _write(environment_file(ns.out), summary)
         try:
             code = script.compile_script(script_path)
         except script.ScriptSyntaxError as exc:
-            part.update({"status": "syntax_error", "exit_code": 1, "error": exc.info})
+            part.update(status=PassStatus.SYNTAX_ERROR, exit_code=1, error=exc.info)
             self.conclude()
             return
         if ns.wait_fd is not None and not self.wait_for_go(ns.wait_fd):
             return
-        if ns.pass_name == "cprofile":
+        if ns.pass_name == PassName.CPROFILE:
             from .cprofilepass import CProfilePass
 
             self.profiler = CProfilePass(self.files)
-        elif ns.pass_name == "sample":
+        elif ns.pass_name == PassName.SAMPLE:
             from .samplepass import SamplePass
 
             # With a GPU the light pass also records the device's activity (the verdict).
@@ -244,11 +249,11 @@ class _Run:
                 self.files, torch if on_device else None, save_raw=ns.save_raw, script=script_path
             )
         elif torch is None:
-            part.update({"status": "skipped", "skip_reason": f"torch is not importable: {torch_error}"})
+            part.update(status=PassStatus.SKIPPED, skip_reason=f"torch is not importable: {torch_error}")
             self.conclude()
             return
         else:
-            if ns.pass_name == "cuda" and not self._prepare_cuda(torch, required=True):
+            if ns.pass_name == PassName.CUDA and not self._prepare_cuda(torch, required=True):
                 self.conclude()
                 return
             from .autogradpass import AutogradPass
@@ -283,19 +288,18 @@ class _Run:
                 script.run_as_main(code, script_path)
         except SystemExit as exc:
             status = script.exit_code_of(exc)
-            part.update({"status": "exit" if status else "ok", "exit_code": status})
+            part.update(status=PassStatus.EXIT if status else PassStatus.OK, exit_code=status)
             if status and not isinstance(exc.code, int) and exc.code is not None:
                 print(exc.code, file=sys.stderr)
         except script.Terminated:
-            part.update({"status": "terminated", "exit_code": None})
+            part.update(status=PassStatus.TERMINATED, exit_code=None)
         except BaseException as exc:  # noqa: BLE001 - the script's own failure
             self.profiler.stop()
-            part.update(
-                {"status": "error", "exit_code": 1, "error": script.describe_exception(exc, self.files)}
-            )
+            error = script.describe_exception(exc, self.files)
+            part.update(status=PassStatus.ERROR, exit_code=1, error=error)
             if ns.per_rank:  # which rank failed first: the others may fail because of it
-                part["error"]["at_ns"] = time.time_ns()
-            sys.stderr.write(part["error"]["traceback"])
+                error.update(at_ns=time.time_ns())
+            sys.stderr.write(error.traceback)
         finally:
             self.conclude_surely()
 
@@ -313,12 +317,12 @@ def _unseen_in_threads(pass_name: str, profiler: Any = None) -> str:
     """What a pass does not see of the threads the script started ("" when it sees them):
     the autograd passes record every thread's ops where ``profiler.every_thread`` (the cpu
     pass with the line marker, on a torch that can), the starting thread's otherwise."""
-    if pass_name in ("cpu", "cuda") and not getattr(profiler, "every_thread", False):
+    if pass_name in (PassName.CPU, PassName.CUDA) and not getattr(profiler, "every_thread", False):
         unseen = "torch's profiler records the ops of the script's main thread (and autograd's), not theirs"
         if getattr(profiler, "threads_need_no_memory", False):
             unseen += "; without memory among the passes, this pass records theirs too"
         return unseen
-    if pass_name == "cprofile" and sys.version_info < (3, 12):
+    if pass_name == PassName.CPROFILE and sys.version_info < (3, 12):
         return "cProfile counts the main thread's calls only before Python 3.12"
     return ""
 
@@ -428,19 +432,19 @@ def main(argv: list[str] | None = None, parent: int | None = None, host: int | N
     global _ENDED
     _ENDED = run
     if rank is not None:
-        run.part["rank"] = rank
+        run.part.update(rank=rank)
     try:
         run.run()
     except script.Terminated:
-        run.part.update({"status": "terminated", "exit_code": None})
+        run.part.update(status=PassStatus.TERMINATED, exit_code=None)
         run.conclude_surely()
     if run.forked_child():
-        return int(run.part.get("exit_code") or 0)
+        return int(run.part.exit_code or 0)
     _end_group_if_orphaned(parent, ns.out)  # a SIGTERM while the results were written was ignored
-    if rank is not None and run.part["status"] in ("error", "exit", "syntax_error"):
+    if rank is not None and run.part.status in (PassStatus.ERROR, PassStatus.EXIT, PassStatus.SYNTAX_ERROR):
         # The launcher must see a failed rank fail, so that it ends the others (waiting in a
         # collective for it) instead of leaving them to the backend's timeout.
-        return int(run.part.get("exit_code") or 1)
+        return int(run.part.exit_code or 1)
     return 0
 
 

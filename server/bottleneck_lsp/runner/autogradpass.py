@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..schema.contract import PYTHON_HEAVY_CALLS, PYTHON_HEAVY_RATIO
+from ..schema.model import PassName
 from . import device, scriptprofiler
 from .attribution import Attributor, LineStats
 from .autograddoc import autograd_document
@@ -60,7 +61,7 @@ class AutogradPass:
         self.script = script  # named in a raw recording
         self.torch = torch
         self.files = files
-        self.device = "cuda" if name == "cuda" else None
+        self.device = "cuda" if name == PassName.CUDA else None
         # Lines from the line marker alone (lineranges.py) in the cpu pass; the cuda pass
         # keeps the Python tracer (its device threads and kernel links were checked on an
         # H200 with it), as does --no-exact-lines (functions from the tracer's call nodes).

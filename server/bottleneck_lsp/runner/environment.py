@@ -11,6 +11,7 @@ import sys
 import time
 from typing import Any
 
+from ..schema.model import Environment, Package, PythonInfo, TorchInfo
 from . import compilerstack
 
 _RELEVANT = re.compile(
@@ -50,7 +51,7 @@ def import_torch(compiler_stack: bool = True, inductor: bool = False) -> tuple[A
     return torch, loaded, lazy, None
 
 
-def _packages() -> list[dict[str, str]]:
+def _packages() -> list[Package]:
     from importlib import metadata
 
     found: dict[str, str] = {}
@@ -58,46 +59,43 @@ def _packages() -> list[dict[str, str]]:
         name = dist.metadata["Name"] or ""
         if name and _RELEVANT.search(name) and name.lower() not in found:
             found[name.lower()] = f"{name}=={dist.version}"
-    return [{"name": k, "spec": v} for k, v in sorted(found.items())]
+    return [Package(name=k, spec=v) for k, v in sorted(found.items())]
 
 
-def _torch_summary(torch: Any) -> dict[str, Any]:
+def _torch_summary(torch: Any) -> TorchInfo:
     cuda_available = bool(torch.cuda.is_available())
-    info: dict[str, Any] = {
-        "version": torch.__version__,
-        "git_version": getattr(torch.version, "git_version", None),
-        "debug": bool(getattr(torch.version, "debug", False)),
-        "cuda_compiled": getattr(torch.version, "cuda", None),
-        "hip_compiled": getattr(torch.version, "hip", None),
-        "cuda_available": cuda_available,
-        "cudnn": None,
-        "cuda_driver": None,
-        "devices": [],
-    }
+    info = TorchInfo(
+        version=torch.__version__,
+        git_version=getattr(torch.version, "git_version", None),
+        debug=bool(getattr(torch.version, "debug", False)),
+        cuda_compiled=getattr(torch.version, "cuda", None),
+        hip_compiled=getattr(torch.version, "hip", None),
+        cuda_available=cuda_available,
+    )
     if cuda_available:
         try:
-            info["cudnn"] = torch.backends.cudnn.version()
+            info.cudnn = torch.backends.cudnn.version()
         except Exception:  # noqa: BLE001
             pass
         try:
-            info["cuda_driver"] = torch._C._cuda_getDriverVersion()
+            info.cuda_driver = torch._C._cuda_getDriverVersion()
         except Exception:  # noqa: BLE001
             pass
-        info["devices"] = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
+        info.devices = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
     return info
 
 
-def summarize(torch: Any, torch_error: str | None) -> dict[str, Any]:
+def summarize(torch: Any, torch_error: str | None) -> Environment:
     """The document's ``environment`` object."""
-    return {
-        "python": {
-            "version": platform.python_version(),
-            "implementation": platform.python_implementation(),
-            "executable": sys.executable,
-        },
-        "os": platform.platform(),
-        "machine": platform.machine(),
-        "torch": _torch_summary(torch) if torch is not None else None,
-        "torch_error": torch_error,
-        "packages": _packages(),
-    }
+    return Environment(
+        python=PythonInfo(
+            version=platform.python_version(),
+            implementation=platform.python_implementation(),
+            executable=sys.executable,
+        ),
+        os=platform.platform(),
+        machine=platform.machine(),
+        torch=_torch_summary(torch) if torch is not None else None,
+        torch_error=torch_error,
+        packages=_packages(),
+    )

@@ -28,9 +28,9 @@ import threading
 import time
 from collections.abc import Callable
 from types import FrameType
-from typing import Any
 
 from ..schema.contract import LINGER_STACKS_SUFFIX
+from ..schema.model import Lingering, LingeringThread, PassStatus, RunnerPart
 from .paths import FileClassifier, is_runner_file
 
 EXIT_GRACE_S = 5.0  # after the results are written, for the threads and atexit handlers
@@ -40,10 +40,10 @@ _STACK_FRAMES = 12  # frames kept of each thread's stack, innermost ones
 
 
 def watch(
-    part: dict[str, Any],
+    part: RunnerPart,
     out: str,
     files: FileClassifier | None,
-    write: Callable[[str, dict[str, Any]], None],
+    write: Callable[[str, RunnerPart], None],
     exit_now: Callable[[int], None],
     code: int,
     grace: float = EXIT_GRACE_S,
@@ -66,15 +66,13 @@ def watch(
         try:
             # A pass stopped mid-run (a timeout, a window, a cancel) leaves the script's
             # threads where they were: normal, nothing to explain; its exit is bounded alike.
-            stopped = part.get("status") == "terminated"
+            stopped = part.status == PassStatus.TERMINATED
             threads = [] if stopped else describe(sys._current_frames(), files, _thread.get_ident())
             if threads:
-                part["lingering"] = {
-                    "script_ended_s": part.get("script_wall_s") or part.get("wall_s") or 0.0,
-                    "grace_s": grace,
-                    "threads": threads,
-                }
-                part.setdefault("notes", []).append(note(part["lingering"], part.get("rank")))
+                ended = part.script_wall_s or part.wall_s or 0.0
+                lingering = Lingering(script_ended_s=ended, grace_s=grace, threads=threads)
+                part.update(lingering=lingering)
+                part.add_note(note(lingering, part.rank))
                 write(out, part)
         finally:
             cancel(out)
@@ -92,7 +90,7 @@ def cancel(out: str) -> None:
         pass
 
 
-def describe(frames: dict[int, FrameType], files: FileClassifier | None, me: int) -> list[dict[str, Any]]:
+def describe(frames: dict[int, FrameType], files: FileClassifier | None, me: int) -> list[LingeringThread]:
     """The threads that hold the exit: every live thread that is not a daemon, and the main
     thread when it is in an atexit handler (not when it only joins the others)."""
     known = dict(getattr(threading, "_active", {}))
@@ -138,49 +136,47 @@ def _cpu_s(ident: int) -> float | None:
 
 def _thread_entry(
     name: str, frame: FrameType, files: FileClassifier | None, running: bool | None
-) -> dict[str, Any]:
-    entry: dict[str, Any] = {
-        "name": name,
-        "state": "unknown" if running is None else "running" if running else "waiting",
-        "where": f"{os.path.basename(frame.f_code.co_filename)}:{frame.f_lineno} in {frame.f_code.co_name}",
-    }
+) -> LingeringThread:
+    entry = LingeringThread.given(
+        name=name,
+        state="unknown" if running is None else "running" if running else "waiting",
+        where=f"{os.path.basename(frame.f_code.co_filename)}:{frame.f_lineno} in {frame.f_code.co_name}",
+    )
     stack: list[str] = []
     here: FrameType | None = frame
     while here is not None:
         code = here.f_code
         if not is_runner_file(code.co_filename):
             path = files.resolve(code.co_filename) if files is not None else None
-            if path is not None and "file" not in entry:
+            if path is not None and "file" in entry.absent:
                 entry.update(
-                    {
-                        "file": path,
-                        "line": here.f_lineno,
-                        "function": code.co_name,
-                        "code": linecache.getline(code.co_filename, here.f_lineno or 0).strip(),
-                    }
+                    file=path,
+                    line=here.f_lineno,
+                    function=code.co_name,
+                    code=linecache.getline(code.co_filename, here.f_lineno or 0).strip(),
                 )
             if len(stack) < _STACK_FRAMES:
                 stack.append(f'  File "{code.co_filename}", line {here.f_lineno}, in {code.co_name}')
         here = here.f_back
-    entry["stack"] = "\n".join(reversed(stack))
+    entry.update(stack="\n".join(reversed(stack)))
     return entry
 
 
-def note(lingering: dict[str, Any], rank: int | None) -> str:
+def note(lingering: Lingering, rank: int | None) -> str:
     """The pass's note: which threads held its exit, and where."""
     said = []
-    for thread in lingering["threads"]:
-        verb = "runs" if thread["state"] == "running" else "waits"
-        if thread.get("file"):
-            code = f" ({thread['code']})" if thread.get("code") else ""
-            at = f"{os.path.basename(thread['file'])}:{thread['line']}{code}"
+    for thread in lingering.threads:
+        verb = "runs" if thread.state == "running" else "waits"
+        if thread.file:
+            code = f" ({thread.code})" if thread.code else ""
+            at = f"{os.path.basename(thread.file)}:{thread.line}{code}"
         else:
-            at = thread["where"]
-        said.append(f'thread "{thread["name"]}" {verb} at {at}')
+            at = thread.where
+        said.append(f'thread "{thread.name}" {verb} at {at}')
     who = f"rank {rank}: " if rank is not None else ""
     return (
-        f"{who}the script ended at {lingering['script_ended_s']:.1f} s, but its process did not exit: "
+        f"{who}the script ended at {lingering.script_ended_s:.1f} s, but its process did not exit: "
         + "; ".join(said)
-        + f". The runner ended it after {lingering['grace_s']:g} s, with its results kept "
+        + f". The runner ended it after {lingering.grace_s:g} s, with its results kept "
         "(a plain run would not end)"
     )

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..schema.contract import ORIGINAL_PYTHONPATH
+from ..schema.model import ScriptError
 from .paths import FileClassifier
 
 _SIGNAL = signal.signal  # the real one, whatever a pass or hook puts in its place
@@ -24,8 +25,8 @@ _RUNNER_DIR = os.path.dirname(os.path.abspath(__file__))
 class ScriptSyntaxError(Exception):
     """The script does not compile; carries the location Python reported."""
 
-    def __init__(self, info: dict[str, Any]) -> None:
-        super().__init__(info["message"])
+    def __init__(self, info: ScriptError) -> None:
+        super().__init__(info.message)
         self.info = info
 
 
@@ -37,29 +38,29 @@ def compile_script(path: str) -> types.CodeType:
         return compile(source, path, "exec", dont_inherit=True)
     except SyntaxError as exc:
         raise ScriptSyntaxError(
-            {
-                "type": type(exc).__name__,
-                "message": exc.msg or str(exc),
-                "file": os.path.abspath(exc.filename or path),
-                "line": exc.lineno,
-                "column": exc.offset,
-                "end_line": getattr(exc, "end_lineno", None),
-                "end_column": getattr(exc, "end_offset", None),
-                "traceback": "".join(traceback.format_exception_only(type(exc), exc)),
-            }
+            ScriptError.given(
+                type=type(exc).__name__,
+                message=exc.msg or str(exc),
+                file=os.path.abspath(exc.filename or path),
+                line=exc.lineno,
+                column=exc.offset,
+                end_line=getattr(exc, "end_lineno", None),
+                end_column=getattr(exc, "end_offset", None),
+                traceback="".join(traceback.format_exception_only(type(exc), exc)),
+            )
         ) from None
     except ValueError as exc:  # null bytes in the source
         raise ScriptSyntaxError(
-            {
-                "type": "SyntaxError",
-                "message": str(exc),
-                "file": os.path.abspath(path),
-                "line": 1,
-                "column": 1,
-                "end_line": None,
-                "end_column": None,
-                "traceback": f"SyntaxError: {exc}\n",
-            }
+            ScriptError.given(
+                type="SyntaxError",
+                message=str(exc),
+                file=os.path.abspath(path),
+                line=1,
+                column=1,
+                end_line=None,
+                end_column=None,
+                traceback=f"SyntaxError: {exc}\n",
+            )
         ) from None
 
 
@@ -122,7 +123,7 @@ def _runpy_frame(file_name: str) -> bool:
     return file_name == "<frozen runpy>" or file_name == runpy.__file__
 
 
-def describe_exception(exc: BaseException, files: FileClassifier) -> dict[str, Any]:
+def describe_exception(exc: BaseException, files: FileClassifier) -> ScriptError:
     """The exception, its innermost location in the user's files, and a traceback
     with the runner's own frames left out."""
     entries = [
@@ -137,15 +138,15 @@ def describe_exception(exc: BaseException, files: FileClassifier) -> dict[str, A
     text = "Traceback (most recent call last):\n" if entries else ""
     text += "".join(traceback.format_list(entries))
     text += "".join(traceback.format_exception_only(type(exc), exc))
-    return {
-        "type": type(exc).__name__,
-        "message": str(exc),
-        "file": files.resolve(location.filename) if location else None,
-        "line": location.lineno if location else None,
-        "column": (getattr(location, "colno", None) or 0) + 1 if location else None,
-        "function": location.name if location else None,
-        "traceback": text[-20000:],
-    }
+    return ScriptError.given(
+        type=type(exc).__name__,
+        message=str(exc),
+        file=files.resolve(location.filename) if location else None,
+        line=location.lineno if location else None,
+        column=(getattr(location, "colno", None) or 0) + 1 if location else None,
+        function=location.name if location else None,
+        traceback=text[-20000:],
+    )
 
 
 def exit_code_of(exc: SystemExit) -> int:

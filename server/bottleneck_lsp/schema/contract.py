@@ -10,27 +10,28 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass, field
 
+from .model import PassName, PassStatus
+
 SCHEMA_NAME = "bottleneck-lsp.result"
 SCHEMA_VERSION = 2
 
-# The passes, in the order they run.
-PASSES = ("sample", "cprofile", "cpu", "cuda")
+# The passes, in the order they run (``PassName``, with the statuses, is in model.py).
+PASSES = tuple(PassName)
 # Passes that need a CUDA device: left out when none is present (unless asked for).
-DEVICE_PASSES = ("cuda",)
+DEVICE_PASSES = (PassName.CUDA,)
 # Passes that run without torch (the others are skipped when torch is not importable).
-TORCHLESS_PASSES = ("sample", "cprofile")
+TORCHLESS_PASSES = (PassName.SAMPLE, PassName.CPROFILE)
 # Passes whose profiler events can be saved as a raw recording (--save-raw); the sample
 # pass has events only on a GPU (device activity).
-RAW_PASSES = ("sample", "cpu", "cuda")
+RAW_PASSES = (PassName.SAMPLE, PassName.CPU, PassName.CUDA)
 
-PASS_STATUSES = frozenset(
-    {"ok", "exit", "error", "syntax_error", "timeout", "cancelled", "terminated", "crashed", "skipped"}
-)
 # A pass ending so: the later passes are skipped (the script cannot run, or was stopped).
 # A crash is not among them: it may be the pass's own (memory, a profiler fault).
-STOPPING_STATUSES = frozenset({"syntax_error", "timeout", "cancelled", "terminated"})
+STOPPING_STATUSES = frozenset(
+    {PassStatus.SYNTAX_ERROR, PassStatus.TIMEOUT, PassStatus.CANCELLED, PassStatus.TERMINATED}
+)
 # A job whose run ended so holds part of a run only: not what a later run is compared with.
-PARTIAL_STATUSES = frozenset({"timeout", "cancelled", "terminated"})
+PARTIAL_STATUSES = frozenset({PassStatus.TIMEOUT, PassStatus.CANCELLED, PassStatus.TERMINATED})
 # The skip reason of the passes a stopped job did not start; the job's status is then
 # "cancelled" (analysis.overall_status), even when no pass had started.
 JOB_STOPPED = "the job was stopped"
@@ -179,7 +180,7 @@ class RunnerArgs:
     @classmethod
     def parse(cls, argv: list[str]) -> RunnerArgs:
         parser = argparse.ArgumentParser(prog=f"python -m {RUNNER_MODULE}")
-        parser.add_argument("--pass", dest="pass_name", choices=PASSES, required=True)
+        parser.add_argument("--pass", dest="pass_name", choices=[p.value for p in PASSES], required=True)
         parser.add_argument("--script", required=True)
         parser.add_argument("--out", required=True)
         parser.add_argument("--cwd", required=True)

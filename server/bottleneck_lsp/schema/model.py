@@ -12,6 +12,7 @@ docs/result-schema.md names every field.
 from __future__ import annotations
 
 import dataclasses
+import enum
 import types
 import typing
 from collections.abc import Callable
@@ -19,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar, Union
 
 T = TypeVar("T", bound="Node")
+P = TypeVar("P", bound="Pass")
 _NOT_JSON = {"json": False}  # a field's metadata: derived, never read or written as JSON
 
 
@@ -45,6 +47,54 @@ class Node:
         left out when it is written, as a runner leaves out what does not apply."""
         left_out = frozenset(key for name, key, _, default in _fields(cls) if default and name not in values)
         return cls(**values, absent=left_out)
+
+    def update(self, **values: Any) -> None:
+        """Set these fields; each is written from now on (no longer ``absent``)."""
+        for name, value in values.items():
+            setattr(self, name, value)
+        self.absent = self.absent - {_json_name(name) for name in values}
+
+    def update_json(self, data: dict[str, Any], path: str = "") -> None:
+        """``update`` with fields given as JSON (``data``'s keys), checked and converted as
+        ``from_json`` does; ModelError names the first that does not fit."""
+        by_key = {key: (name, ftype) for name, key, ftype, _ in _fields(type(self))}
+        values = {}
+        for key, value in data.items():
+            if key not in by_key:
+                raise ModelError(f"{path or type(self).__name__} has an unknown key {str(key)[:40]!r}")
+            name, ftype = by_key[key]
+            values[name] = _structure(ftype, value, f"{path or type(self).__name__}.{key}")
+        self.update(**values)
+
+
+class _Word(str, enum.Enum):
+    """A word of the document from a fixed set: a ``str`` (it compares, hashes and formats
+    as its value, and JSON writes it as one), checked when it is read."""
+
+    def __str__(self) -> str:
+        return str.__str__(self)
+
+    def __format__(self, spec: str) -> str:
+        return str.__format__(self, spec)
+
+
+class PassName(_Word):
+    SAMPLE = "sample"
+    CPROFILE = "cprofile"
+    CPU = "cpu"
+    CUDA = "cuda"
+
+
+class PassStatus(_Word):
+    OK = "ok"
+    EXIT = "exit"
+    ERROR = "error"
+    SYNTAX_ERROR = "syntax_error"
+    TIMEOUT = "timeout"
+    CANCELLED = "cancelled"
+    TERMINATED = "terminated"
+    CRASHED = "crashed"
+    SKIPPED = "skipped"
 
 
 # -- the document ----------------------------------------------------------------------------
@@ -391,8 +441,8 @@ class Collective(Node):
 class Pass(Node):
     """One pass's part; which keys it has depends on the pass (docs/result-schema.md)."""
 
-    name: str
-    status: str
+    name: PassName
+    status: PassStatus
     exit_code: int | None = None
     skip_reason: str | None = None
     omit: bool = False
@@ -420,7 +470,7 @@ class Pass(Node):
     device: DeviceSummary | None = None
     device_event_count: int = 0
     # cprofile
-    within: str | None = None  # recorded in that pass's run ("cpu"), not one of its own
+    within: PassName | None = None  # recorded in that pass's run ("cpu"), not one of its own
     totals: Totals | None = None
     functions: list[Function] = field(default_factory=list)
     call_sites: list[CallSite] = field(default_factory=list)
@@ -437,6 +487,40 @@ class Pass(Node):
     # distributed jobs
     rank: int | None = None
     collectives: list[Collective] = field(default_factory=list)
+
+    def add_note(self, note: str) -> None:
+        """One more note; ``notes`` is written from now on."""
+        self.notes.append(note)
+        self.update(notes=self.notes)
+
+
+# -- a runner's part, as it writes it -----------------------------------------------------------
+@dataclass(kw_only=True)
+class CProfileTable(Node):
+    """cProfile's table, recorded in the cpu pass's run: the job makes it its cprofile pass
+    (job/cprofile_ride.py)."""
+
+    script_wall_s: float
+    event_count: int
+    totals: Totals
+    functions: list[Function]
+    call_sites: list[CallSite]
+    postprocess_s: float
+
+
+@dataclass(kw_only=True)
+class RunnerPart(Pass):
+    """One runner's part, as it writes it and the host reads it: its pass, and beside it
+    what the job takes out of it (never in the document's pass): the environment (the
+    first pass's), and cProfile's table recorded in the cpu pass's run."""
+
+    environment: Environment | None = None
+    cprofile: CProfileTable | None = None
+
+    def as_pass(self) -> Pass:
+        """The pass alone, as the document holds it."""
+        values = {name: getattr(self, name) for name, _, _, _ in _fields(Pass)}
+        return Pass(**values, absent=self.absent - {"environment", "cprofile"})
 
 
 # -- what analysis adds ------------------------------------------------------------------------
@@ -557,7 +641,7 @@ class Launch(Node):
 @dataclass(kw_only=True)
 class RankSummary(Node):
     rank: int
-    status: str
+    status: PassStatus
     wall_s: float | None = None  # the script's wall time on this rank (sample pass, else cpu)
     collectives: int = 0  # collective ops it issued (cpu pass)
     collective_s: float = 0.0  # their time: transfer and waiting
@@ -622,7 +706,7 @@ class Document(Node):
     python: str
     environment: Environment | None = None
     passes: list[Pass]
-    status: str
+    status: PassStatus
     exit_code: int | None = None
     verdict: Verdict | None = None
     ranking: Ranking | None = None
@@ -746,6 +830,18 @@ def _make_converter(tp: Any) -> Converter:
         return mapping
     if tp is Any:
         return lambda value: value
+    if isinstance(tp, type) and issubclass(tp, enum.Enum):
+        members = {member.value: member for member in tp}
+
+        def word(value: Any) -> Any:
+            if not isinstance(value, str):
+                raise _PathError(f"is not a str: {str(value)[:40]!r}")
+            found = members.get(value)
+            if found is None:
+                raise _PathError(f"is {value[:40]!r}")
+            return found
+
+        return word
     if tp in (bool, int, float, str):
         accept: tuple[type, ...] = (int, float) if tp is float else (tp,)
         reject_bool = tp is not bool
@@ -803,6 +899,8 @@ def _unstructure(value: Any) -> Any:
         return [_unstructure(v) for v in value]
     if isinstance(value, dict):
         return {k: _unstructure(v) for k, v in value.items()}
+    if isinstance(value, enum.Enum):
+        return value.value
     return value
 
 

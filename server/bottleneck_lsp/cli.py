@@ -34,7 +34,7 @@ from .formats import diff_report, report, sarif, wording
 from .job.job import Job, JobEvent
 from .job.spec import JobError, JobSpec
 from .schema.contract import PASSES
-from .schema.model import Document
+from .schema.model import Document, PassName, PassStatus
 
 
 class _Progress:
@@ -67,7 +67,11 @@ class _Progress:
             rows = (
                 ranking.hotspots(event.doc) if event.doc is not None and event.index + 1 < event.total else []
             )
-            top = f"; top line so far {wording.top_line(rows[0])}" if rows and event.status == "ok" else ""
+            top = (
+                f"; top line so far {wording.top_line(rows[0])}"
+                if rows and event.status == PassStatus.OK
+                else ""
+            )
             self.stream.write(f"[bottleneck] pass {event.pass_name}: {event.status}{top}\n")
             self.stream.flush()
 
@@ -98,13 +102,17 @@ def run_profile(ns: argparse.Namespace) -> int:
             return 2
     save_raw, scratch = ns.save_raw, None
     if ns.format in TIMELINE_FORMATS:
-        if ns.format == "trace" and ns.passes is not None and not set(ns.passes) & {"cpu", "cuda"}:
+        if (
+            ns.format == "trace"
+            and ns.passes is not None
+            and not set(ns.passes) & {PassName.CPU, PassName.CUDA}
+        ):
             print("bottleneck-lsp: error: --format trace needs the cpu or cuda pass", file=sys.stderr)
             return 2
         if (
             ns.format == "speedscope"
             and ns.passes is not None
-            and not set(ns.passes) & {"sample", "cpu", "cuda"}
+            and not set(ns.passes) & {PassName.SAMPLE, PassName.CPU, PassName.CUDA}
         ):
             # cProfile's totals per function make no timeline: the file would hold nothing
             print(
@@ -200,13 +208,13 @@ def _profile(ns: argparse.Namespace, args: list[str], baseline: Document | None,
         return 130
     # as a shell reports a process its signal ended: 128 + the signal (130 for Ctrl-C)
     stopped = 128 + stopped_by[0] if stopped_by else 130
-    if doc.status == "cancelled" and all(p.status == "skipped" for p in doc.passes):
+    if doc.status == PassStatus.CANCELLED and all(p.status == PassStatus.SKIPPED for p in doc.passes):
         print("bottleneck-lsp: stopped before any pass ran", file=sys.stderr)
         return stopped
     recorded = []
     for name in PASSES:
         made = job.recorded(name)
-        if made and name in ("cpu", "cuda"):
+        if made and name in (PassName.CPU, PassName.CUDA):
             recorded.append(made[0])  # a distributed job's exports come from its lowest rank
         for raw in made if ns.save_raw is not None else []:
             print(f"bottleneck-lsp: raw recording of the {name} pass: {raw}", file=sys.stderr)

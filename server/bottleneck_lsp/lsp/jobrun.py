@@ -17,7 +17,7 @@ from pygls.progress import Progress
 from ..analysis import ranking
 from ..job.job import JobEvent
 from ..schema.contract import PASSES
-from ..schema.model import Document
+from ..schema.model import Document, PassStatus
 from . import asking
 from .annotations import Annotation
 from .state import Running, State
@@ -126,7 +126,7 @@ class _EditorRun:
         ended_part = next((p for p in reversed(done) if p.name == event.pass_name), None)
         for note in ended_part.notes if ended_part is not None else []:  # e.g. the event budget's
             self.ls.log(f"{self.name}: pass {event.pass_name}: note: {note}")
-        if event.doc is None or event.index + 1 >= event.total or event.doc.status != "ok":
+        if event.doc is None or event.index + 1 >= event.total or event.doc.status != PassStatus.OK:
             return
         # Progressive: the hot lines as the passes so far have them (the sample pass runs
         # first, at about the script's own speed); later passes refine them.
@@ -186,7 +186,7 @@ class _EditorRun:
         error of a failed one."""
         ls, runner_done = self.ls, time.perf_counter()
         runner_done_at = datetime.datetime.now().isoformat(sep=" ", timespec="microseconds")
-        if doc.status == "cancelled" and all(p.status == "skipped" for p in doc.passes):
+        if doc.status == PassStatus.CANCELLED and all(p.status == PassStatus.SKIPPED for p in doc.passes):
             self.ended = f"{self.name}: cancelled before any pass ran; the results before it are kept"
             ls.log(self.ended)
             return {"status": doc.status, "exitCode": doc.exit_code, "summary": self.ended}
@@ -201,11 +201,11 @@ class _EditorRun:
         skipped = [
             f"{p.name} pass skipped: {p.skip_reason}"
             for p in doc.passes
-            if p.status == "skipped" and doc.status == "ok"
+            if p.status == PassStatus.SKIPPED and doc.status == PassStatus.OK
         ]
         if skipped:
             ls.tell(f"{ended}; " + "; ".join(skipped), types.MessageType.Warning)
-        elif doc.status in ("ok", "cancelled"):  # stopped by the user: no error to tell
+        elif doc.status in (PassStatus.OK, PassStatus.CANCELLED):  # stopped by the user: no error to tell
             ls.log(ended, types.MessageType.Info)
         else:
             failed = ranking.failed_pass(doc)

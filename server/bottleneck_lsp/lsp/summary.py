@@ -7,7 +7,7 @@ import os
 
 from ..analysis import ranking
 from ..formats import wording
-from ..schema.model import Document
+from ..schema.model import Document, PassStatus
 from . import annotations as notes
 
 
@@ -21,9 +21,9 @@ def summary_line(doc: Document, added: list[notes.Annotation], so_far: str = "")
     """One line: how the run ended (``so_far``: how far it is, while it runs), its top
     line (the first row of the one ranking: the same line the CLI prints first), the verdict."""
     name = os.path.basename(doc.script)
-    if doc.status == "cancelled":  # stopped by the user: no exit code to tell
+    if doc.status == PassStatus.CANCELLED:  # stopped by the user: no exit code to tell
         head = f"{name}: cancelled"
-    elif doc.status != "ok":
+    elif doc.status != PassStatus.OK:
         head = f"{name}: {doc.status.replace('_', ' ')}"
         if doc.exit_code not in (None, 0):
             head += f" (exit code {doc.exit_code})"

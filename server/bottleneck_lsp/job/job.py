@@ -106,6 +106,36 @@ def _window(duration: float | None) -> str:
     return f"stopped after {duration:g} s: a window of the run" if duration is not None else ""
 
 
+def _new_document(spec: JobSpec) -> Document:
+    """The job's document before any pass: what ran, where, and (distributed) on which ranks."""
+    assert spec.cwd is not None
+    doc = Document(
+        schema=SCHEMA_NAME,
+        version=SCHEMA_VERSION,
+        tool=Tool(name="bottleneck-lsp", version=__version__),
+        created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        script=spec.script,
+        module=spec.module,
+        args=list(spec.args),
+        cwd=spec.cwd,
+        roots=[os.path.dirname(spec.script), *spec.roots],
+        python=spec.python,
+        passes=[],
+        status=PassStatus.OK,
+        # written only for a distributed job
+        absent=frozenset(
+            {"replay"}  # made by bottleneck-lsp replay only
+            | ({"module"} if spec.module is None else set())
+            | (set() if spec.distributed else {"launch", "ranks", "distributed"})
+        ),
+    )
+    ranks = spec.report_ranks() if spec.distributed else None
+    if ranks is not None:
+        doc.ranks = [RankRun(rank=r, passes=[]) for r in ranks]
+        doc.launch = Launch(nproc_per_node=spec.nproc_per_node, options=list(spec.launcher))
+    return doc
+
+
 class Job:
     """One profiling job. ``await run()`` returns the result document."""
 
@@ -165,31 +195,7 @@ class Job:
     # -- running ---------------------------------------------------------------------
     async def run(self) -> Document:
         spec = self.spec
-        assert spec.cwd is not None
-        doc = Document(
-            schema=SCHEMA_NAME,
-            version=SCHEMA_VERSION,
-            tool=Tool(name="bottleneck-lsp", version=__version__),
-            created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-            script=spec.script,
-            module=spec.module,
-            args=list(spec.args),
-            cwd=spec.cwd,
-            roots=[os.path.dirname(spec.script), *spec.roots],
-            python=spec.python,
-            passes=[],
-            status=PassStatus.OK,
-            # written only for a distributed job
-            absent=frozenset(
-                {"replay"}  # made by bottleneck-lsp replay only
-                | ({"module"} if spec.module is None else set())
-                | (set() if spec.distributed else {"launch", "ranks", "distributed"})
-            ),
-        )
-        ranks = spec.report_ranks() if spec.distributed else None
-        if ranks is not None:
-            doc.ranks = [RankRun(rank=r, passes=[]) for r in ranks]
-            doc.launch = Launch(nproc_per_node=spec.nproc_per_node, options=list(spec.launcher))
+        doc = _new_document(spec)
         planned = [PassName(name) for name in spec.passes or PASSES]
         workdir = self._workdir = runner_folder()
         self._parts = _shared_parts(spec)
@@ -208,40 +214,7 @@ class Job:
                 if part is not None:
                     self._discard_waiting()  # a runner started for this pass: not wanted
                 else:
-                    counted = self._counted(planned, doc, stop_reason)
-                    self.on_event(
-                        JobEvent(
-                            "pass_start",
-                            name,
-                            counted.index(name),
-                            len(counted),
-                            forecast=_window(spec.duration) or forecast(name, doc, spec.exact_lines),
-                        )
-                    )
-                    following = planned[index + 1] if index + 1 < len(planned) else None
-                    forking = self._forking()
-                    parts = await self._run_pass(name, workdir, index == 0, following)
-                    rider = parts[0].cprofile if parts else None
-                    # (given up by this pass's own start, which said why, it did not end here)
-                    if forking is not None and forking.gone and not self._stopped and not self._fork_note:
-                        self._note_fork_server_death(forking)
-                    for each in parts:
-                        crash_site.place(each, doc.roots)
-                    typed = [each.as_pass() for each in parts]
-                    part = typed[0]
-                    if ranks is not None:
-                        for run, rank_pass in zip(doc.ranks, typed, strict=True):
-                            run.passes.append(rank_pass)
-                        part = distributed.job_pass(typed)
-                    doc.environment = parts[0].environment or doc.environment
-                    if part.startup is not None and not self._stopped:
-                        await self._learn_compiler_imports(part.startup)
-                    if self._fork_note:
-                        part.notes.append(self._fork_note)
-                        self._fork_note = ""
-                    if name == PassName.CPROFILE and self._alone_note:
-                        part.notes.append(self._alone_note)
-                        self._alone_note = ""
+                    part, rider = await self._run_planned(name, index, planned, doc, stop_reason)
                 if name == PassName.CPU and self._riding:
                     self._place_ridden(rider, part, doc, planned, index)
                 if not part.omit:
@@ -269,6 +242,49 @@ class Job:
             shutil.rmtree(workdir, ignore_errors=True)
             self._workdir = None
         return ranking.conclude(doc)
+
+    async def _run_planned(
+        self, name: PassName, index: int, planned: list[PassName], doc: Document, stop_reason: str
+    ) -> tuple[Pass, CProfileTable | None]:
+        """One planned pass run (on every rank of a distributed job): the job's pass, and the
+        cProfile table that rode in its run, if any."""
+        spec, workdir = self.spec, self._workdir
+        assert workdir is not None
+        counted = self._counted(planned, doc, stop_reason)
+        self.on_event(
+            JobEvent(
+                "pass_start",
+                name,
+                counted.index(name),
+                len(counted),
+                forecast=_window(spec.duration) or forecast(name, doc, spec.exact_lines),
+            )
+        )
+        following = planned[index + 1] if index + 1 < len(planned) else None
+        forking = self._forking()
+        parts = await self._run_pass(name, workdir, index == 0, following)
+        rider = parts[0].cprofile if parts else None
+        # (given up by this pass's own start, which said why, it did not end here)
+        if forking is not None and forking.gone and not self._stopped and not self._fork_note:
+            self._note_fork_server_death(forking)
+        for each in parts:
+            crash_site.place(each, doc.roots)
+        typed = [each.as_pass() for each in parts]
+        part = typed[0]
+        if spec.distributed:
+            for run, rank_pass in zip(doc.ranks, typed, strict=True):
+                run.passes.append(rank_pass)
+            part = distributed.job_pass(typed)
+        doc.environment = parts[0].environment or doc.environment
+        if part.startup is not None and not self._stopped:
+            await self._learn_compiler_imports(part.startup)
+        if self._fork_note:
+            part.add_note(self._fork_note)
+            self._fork_note = ""
+        if name == PassName.CPROFILE and self._alone_note:
+            part.add_note(self._alone_note)
+            self._alone_note = ""
+        return part, rider
 
     def _may_ride(self, doc: Document, later: list[PassName], stop_reason: str) -> bool:
         spec = self.spec

@@ -91,85 +91,18 @@ def validate(spec: JobSpec) -> JobSpec:
     cwd = os.path.abspath(spec.cwd) if spec.cwd else os.getcwd()
     if not os.path.isdir(cwd):
         raise JobError(f"Working directory not found: {spec.cwd}")
-    roots = tuple(os.path.abspath(r) for r in spec.roots)
-    if spec.module is not None:
-        try:
-            found = find_module_file(spec.module, search_path(cwd, os.environ.get("PYTHONPATH")))
-        except ModuleLookupError as exc:
-            raise JobError(str(exc)) from None
-        # The whole package is the user's code, not only the module's folder.
-        spec = replace(spec, script=found.file)
-        roots = (found.base, *(r for r in roots if r != found.base))
+    spec, roots = _module_file(spec, cwd)
     script = os.path.abspath(spec.script)
     argv0 = None
     if spec.module is None and not os.path.isabs(spec.script) and cwd == os.getcwd():
         argv0 = spec.script  # relative to where the script starts, as typed
-    if not os.path.exists(script):
-        raise JobError(f"Script not found: {spec.script}")
-    if os.path.isdir(script):
-        raise JobError(f"Script is a folder, not a file: {spec.script}")
-    if not os.path.isfile(script):  # opening a FIFO would wait for a writer
-        raise JobError(f"Script is not a regular file (a pipe, a socket or a device): {spec.script}")
-    real_folder = os.path.dirname(os.path.realpath(script))
-    if spec.module is None and real_folder != os.path.dirname(script) and real_folder not in roots:
-        # A link to a script elsewhere: python puts the target's folder first on sys.path,
-        # and so do the passes (runner/script.py); what it imports from there is the user's
-        roots = (*roots, real_folder)
-    project = project_root(script)
-    if project is not None and project not in roots and project != os.path.dirname(script):
-        roots = (*roots, project)  # the script's project: its other folders are the user's too
-    try:
-        # Opening tells what os.access cannot: root reads anything, a socket nothing.
-        with open(script, "rb") as handle:
-            handle.read(1)
-    except OSError as exc:
-        raise JobError(f"Script is not readable: {spec.script} ({exc.strerror or exc})") from None
-    passes = spec.passes
-    memory = spec.memory
-    if passes is not None:
-        problem = unknown_passes(passes)
-        if problem:
-            raise JobError(problem[0].upper() + problem[1:])
-        memory = MEMORY in passes
-        passes = tuple(p for p in PASSES if p in passes)
-    if spec.timeout is not None and spec.timeout <= 0:
-        raise JobError(f"Timeout must be positive, got {spec.timeout}")
-    if spec.duration is not None and spec.duration <= 0:
-        raise JobError(f"Duration must be positive, got {spec.duration}")
-    if not 1 <= spec.nproc_per_node <= MAX_NPROC_PER_NODE:
-        raise JobError(
-            f"--nproc-per-node must be between 1 and {MAX_NPROC_PER_NODE}, got {spec.nproc_per_node}"
-        )
-    try:
-        launcher = torchrun_options.check_options(tuple(spec.launcher))
-        torchrun_options.nodes(launcher)
-    except torchrun_options.LaunchError as exc:
-        raise JobError(str(exc)[0].upper() + str(exc)[1:]) from None
-    distributed = spec.nproc_per_node > 1 or bool(launcher)
-    if spec.collective_sizes and not distributed:
-        raise JobError("--collective-sizes is for a distributed job (--nproc-per-node, --nnodes)")
-    parts_dir = None
-    if spec.parts_dir:
-        if not distributed:
-            raise JobError("--parts-dir is for a distributed job (--nproc-per-node, --nnodes)")
-        parts_dir = os.path.abspath(os.path.join(cwd, spec.parts_dir))
-        try:
-            os.makedirs(parts_dir, mode=0o700, exist_ok=True)
-        except OSError as exc:
-            raise JobError(
-                f"Cannot create the parts folder: {spec.parts_dir} ({exc.strerror or exc})"
-            ) from None
-    save_raw = None
-    if spec.save_raw:
-        save_raw = os.path.abspath(os.path.join(cwd, spec.save_raw))
-        try:
-            os.makedirs(save_raw, exist_ok=True)
-        except OSError as exc:
-            raise JobError(
-                f"Cannot create the folder for raw recordings: {spec.save_raw} ({exc.strerror or exc})"
-            ) from None
-        if not os.access(save_raw, os.W_OK | os.X_OK):
-            raise JobError(f"The folder for raw recordings is not writable: {spec.save_raw}")
+    _check_script(spec.script, script)
+    roots = _roots_of(spec, script, roots)
+    passes, memory = _passes_of(spec)
+    _check_numbers(spec)
+    launcher, distributed = _launcher_of(spec)
+    parts_dir = _parts_dir(spec, cwd, distributed)
+    save_raw = _save_raw_dir(spec, cwd)
     return replace(  # every other field as given
         spec,
         script=script,
@@ -188,3 +121,107 @@ def validate(spec: JobSpec) -> JobSpec:
         fork=spec.fork and not distributed,
         prestart=spec.prestart and not distributed,
     )
+
+
+def _module_file(spec: JobSpec, cwd: str) -> tuple[JobSpec, tuple[str, ...]]:
+    """For ``-m``: the module's file as the script, its package the first root."""
+    roots = tuple(os.path.abspath(r) for r in spec.roots)
+    if spec.module is None:
+        return spec, roots
+    try:
+        found = find_module_file(spec.module, search_path(cwd, os.environ.get("PYTHONPATH")))
+    except ModuleLookupError as exc:
+        raise JobError(str(exc)) from None
+    # The whole package is the user's code, not only the module's folder.
+    return replace(spec, script=found.file), (found.base, *(r for r in roots if r != found.base))
+
+
+def _check_script(given: str, script: str) -> None:
+    """A regular file that can be read."""
+    if not os.path.exists(script):
+        raise JobError(f"Script not found: {given}")
+    if os.path.isdir(script):
+        raise JobError(f"Script is a folder, not a file: {given}")
+    if not os.path.isfile(script):  # opening a FIFO would wait for a writer
+        raise JobError(f"Script is not a regular file (a pipe, a socket or a device): {given}")
+    try:
+        # Opening tells what os.access cannot: root reads anything, a socket nothing.
+        with open(script, "rb") as handle:
+            handle.read(1)
+    except OSError as exc:
+        raise JobError(f"Script is not readable: {given} ({exc.strerror or exc})") from None
+
+
+def _roots_of(spec: JobSpec, script: str, roots: tuple[str, ...]) -> tuple[str, ...]:
+    """The folders of the user's code: those given, a linked script's real folder, its project."""
+    real_folder = os.path.dirname(os.path.realpath(script))
+    if spec.module is None and real_folder != os.path.dirname(script) and real_folder not in roots:
+        # A link to a script elsewhere: python puts the target's folder first on sys.path,
+        # and so do the passes (runner/script.py); what it imports from there is the user's
+        roots = (*roots, real_folder)
+    project = project_root(script)
+    if project is not None and project not in roots and project != os.path.dirname(script):
+        roots = (*roots, project)  # the script's project: its other folders are the user's too
+    return roots
+
+
+def _passes_of(spec: JobSpec) -> tuple[tuple[str, ...] | None, bool]:
+    """The passes in their order, and whether memory is recorded (``memory`` among them)."""
+    if spec.passes is None:
+        return None, spec.memory
+    problem = unknown_passes(spec.passes)
+    if problem:
+        raise JobError(problem[0].upper() + problem[1:])
+    return tuple(p for p in PASSES if p in spec.passes), MEMORY in spec.passes
+
+
+def _check_numbers(spec: JobSpec) -> None:
+    if spec.timeout is not None and spec.timeout <= 0:
+        raise JobError(f"Timeout must be positive, got {spec.timeout}")
+    if spec.duration is not None and spec.duration <= 0:
+        raise JobError(f"Duration must be positive, got {spec.duration}")
+    if not 1 <= spec.nproc_per_node <= MAX_NPROC_PER_NODE:
+        raise JobError(
+            f"--nproc-per-node must be between 1 and {MAX_NPROC_PER_NODE}, got {spec.nproc_per_node}"
+        )
+
+
+def _launcher_of(spec: JobSpec) -> tuple[tuple[str, ...], bool]:
+    """torchrun's options, checked, and whether the job is distributed."""
+    try:
+        launcher = torchrun_options.check_options(tuple(spec.launcher))
+        torchrun_options.nodes(launcher)
+    except torchrun_options.LaunchError as exc:
+        raise JobError(str(exc)[0].upper() + str(exc)[1:]) from None
+    distributed = spec.nproc_per_node > 1 or bool(launcher)
+    if spec.collective_sizes and not distributed:
+        raise JobError("--collective-sizes is for a distributed job (--nproc-per-node, --nnodes)")
+    return launcher, distributed
+
+
+def _parts_dir(spec: JobSpec, cwd: str, distributed: bool) -> str | None:
+    if not spec.parts_dir:
+        return None
+    if not distributed:
+        raise JobError("--parts-dir is for a distributed job (--nproc-per-node, --nnodes)")
+    parts_dir = os.path.abspath(os.path.join(cwd, spec.parts_dir))
+    try:
+        os.makedirs(parts_dir, mode=0o700, exist_ok=True)
+    except OSError as exc:
+        raise JobError(f"Cannot create the parts folder: {spec.parts_dir} ({exc.strerror or exc})") from None
+    return parts_dir
+
+
+def _save_raw_dir(spec: JobSpec, cwd: str) -> str | None:
+    if not spec.save_raw:
+        return None
+    save_raw = os.path.abspath(os.path.join(cwd, spec.save_raw))
+    try:
+        os.makedirs(save_raw, exist_ok=True)
+    except OSError as exc:
+        raise JobError(
+            f"Cannot create the folder for raw recordings: {spec.save_raw} ({exc.strerror or exc})"
+        ) from None
+    if not os.access(save_raw, os.W_OK | os.X_OK):
+        raise JobError(f"The folder for raw recordings is not writable: {spec.save_raw}")
+    return save_raw

@@ -215,7 +215,7 @@ def diagnostic(a: Annotation, thresholds: Thresholds) -> str | None:
 
     Written directly rather than built as lsprotocol objects or dictionaries: a run with
     thousands of hot lines publishes them in one message, and objects, their conversion and
-    a generic encoder cost several times this (see ``server.publish``).
+    a generic encoder cost several times this (see ``server.BottleneckServer.publish``).
     """
     if a.failed is not None and a.failed.error is not None:
         err = a.failed.error

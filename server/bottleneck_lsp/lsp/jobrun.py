@@ -1,7 +1,7 @@
 """One profile job, run for the language server: what the job says as it runs (the
 script's output, each pass's start and end, the hot lines after each pass) goes to the
 client as log lines, progress and interim annotations; its result is then published and
-summed up. The server's command handler (``server.profile``) starts it."""
+summed up. The profile command (``features.profiling.profile``) starts it."""
 
 from __future__ import annotations
 

@@ -220,16 +220,20 @@ def merge(current: Settings, raw: Any) -> Settings:
     return replace(current, **changes, problems=tuple(problems))
 
 
+_REQUEST_KEYS = {about.key: (name, about) for name, about in declared().items() if about.request}
+
+
 def request_keys() -> dict[str, tuple[str, About]]:
-    """The settings a request may give: JSON key -> (field name, declaration)."""
-    return {about.key: (name, about) for name, about in declared().items() if about.request}
+    """The settings a request may give: JSON key -> (field name, declaration). Read from
+    the declaration once, at import (every profile request's arguments are checked by it)."""
+    return _REQUEST_KEYS
 
 
 def overlay(current: Settings, given: dict[str, Any]) -> Settings:
     """A request's values (JSON keys, of the right JSON types: ``lsp.arguments`` checked
     them) laid over the settings; null, and an empty value its kind leaves unset, keep the
     setting. Their bounds are the job's to check (``job.spec.validate``)."""
-    keys = request_keys()
+    keys = _REQUEST_KEYS
     changes = {}
     for key, value in given.items():
         if value is None:

@@ -21,7 +21,8 @@ from .. import __version__
 from ..analysis import distributed, ranking
 from ..processes import crash_site, torchrun
 from ..processes.fork_server import ForkServer, ForkServerError, environ, runner_folder
-from ..processes.runner_process import RunnerProcess
+from ..processes.runner_process import OnOutput, RunnerProcess
+from ..processes.unwanted_lines import Unwanted
 from ..schema import torchrun_options
 from ..schema.contract import (
     DEVICE_PASSES,
@@ -52,7 +53,7 @@ from ..schema.model import (
     Startup,
     Tool,
 )
-from . import cprofile_ride
+from . import cprofile_ride, one_run
 from .compiler_guess import guess as guess_compiler_stack
 from .spec import JobSpec, validate
 
@@ -166,6 +167,12 @@ class Job:
         # alone after all, why
         self._riding = False  # until the cpu pass ends
         self._alone_note = ""
+        # One run (one_run.py): the sample pass's run records the cpu pass in windows, and
+        # cProfile within them where the cprofile pass is planned
+        self._once = False
+        self._once_cprofile = False
+        self._windowed: RunnerPart | None = None  # what the sample pass's run recorded so
+        self._runs = 0  # times the script ran
 
     def use_forks(self, forks: ForkServer | None) -> None:
         """Fork the passes from this server (kept warm by the caller), before ``run``."""
@@ -197,6 +204,10 @@ class Job:
         spec = self.spec
         doc = _new_document(spec)
         planned = [PassName(name) for name in spec.passes or PASSES]
+        if one_run.planned(spec, planned):
+            self._once = True
+            self._once_cprofile = PassName.CPROFILE in planned
+            planned = [name for name in planned if name not in (PassName.CPU, PassName.CPROFILE)]
         workdir = self._workdir = runner_folder()
         self._parts = _shared_parts(spec)
         try:
@@ -219,6 +230,9 @@ class Job:
                     self._place_ridden(rider, part, doc, planned, index)
                 if not part.omit:
                     doc.passes.append(part)
+                if self._windowed is not None:
+                    doc.passes.extend(one_run.placed(self._windowed, part))
+                    self._windowed = None
                 stop_reason = stop_reason or _stop_reason(part)
                 if not stop_reason and ranking.runner_never_started(doc):
                     # the next passes would end the same way
@@ -241,6 +255,7 @@ class Job:
                 await self._forks.close()
             shutil.rmtree(workdir, ignore_errors=True)
             self._workdir = None
+        doc.update(runs=self._runs)
         return ranking.conclude(doc)
 
     async def _run_planned(
@@ -263,7 +278,9 @@ class Job:
         following = planned[index + 1] if index + 1 < len(planned) else None
         forking = self._forking()
         parts = await self._run_pass(name, workdir, index == 0, following)
+        self._runs += 1
         rider = parts[0].cprofile if parts else None
+        self._windowed = parts[0].windowed if parts and self._once else None
         # (given up by this pass's own start, which said why, it did not end here)
         if forking is not None and forking.gone and not self._stopped and not self._fork_note:
             self._note_fork_server_death(forking)
@@ -343,6 +360,8 @@ class Job:
             return await runner.finish(self.spec.timeout, lambda: self._stopped, self.spec.duration)
         finally:
             self._running = None
+            if runner.unwanted is not None:
+                runner.unwanted.end()
 
     async def _start_forks(self) -> None:
         if self._forks is not None or not self.spec.fork:
@@ -460,6 +479,7 @@ class Job:
         spec = self.spec
         assert spec.cwd is not None
         forks = self._forking()
+        windows = self._once and name == PassName.SAMPLE
         return RunnerArgs(
             pass_name=name,
             script=spec.script,
@@ -472,11 +492,12 @@ class Job:
             environment=first,
             exact_lines=spec.exact_lines,
             count_entries=counts_entries(name, spec.passes),
-            with_cprofile=name == PassName.CPU and self._riding,
+            with_cprofile=(name == PassName.CPU and self._riding) or (windows and self._once_cprofile),
             compiler_stack=self._compiler_stack,
             inductor=self._inductor,
             event_budget=spec.event_budget,
-            memory=spec.memory and name in (PassName.CPU, PassName.CUDA),
+            memory=spec.memory and (name in (PassName.CPU, PassName.CUDA) or windows),
+            windows=windows,
             save_raw=self.raw_path(name),
             wait_fd=wait_fd,
             per_rank=spec.distributed,
@@ -512,9 +533,29 @@ class Job:
             # before they meet): each node's own, and on node 0 every rank's.
             _clear_parts(out, spec.report_ranks())
 
-        def output(stream: str, text: str, data: bytes) -> None:
+        def forward(stream: str, text: str, data: bytes) -> None:
             self.on_event(JobEvent("output", name, stream=stream, text=text, data=data))
 
+        # memory recorded: torch's allocator warning kept out of the output (unwanted_lines.py)
+        args = self._runner_args(name, workdir, out, first)
+        unwanted = Unwanted(lambda text, data: forward("stderr", text, data)) if args.memory else None
+
+        def output(stream: str, text: str, data: bytes) -> None:
+            if unwanted is not None and stream == "stderr":
+                if data:  # (the decoder's last characters come again from the bytes)
+                    unwanted.feed(data)
+                return
+            forward(stream, text, data)
+
+        runner = await self._launch(name, workdir, out, first, wait, output)
+        runner.unwanted = unwanted
+        return runner
+
+    async def _launch(
+        self, name: PassName, workdir: str, out: str, first: bool, wait: bool, output: OnOutput
+    ) -> RunnerProcess:
+        spec = self.spec
+        assert spec.cwd is not None
         forks = self._forking()
         if forks is not None:
             try:

@@ -16,6 +16,7 @@ from .paths import FileClassifier
 from .profilerconfig import make_profiler
 from .rawsave import save_raw
 from .sampler import ThreadSampler
+from .windows import Windows
 
 PLACED_AT_LEAST = 0.5  # of the script's wall time, placed on lines by the sample pass, or a note
 
@@ -48,6 +49,12 @@ class SamplePass:
         self.device_paused_ns = 0  # time set aside (the sampler's) before that
         self._unyield: Callable[[], None] | None = None  # scriptprofiler, while it records
         self.script_profiler: scriptprofiler.Starter | None = None  # who started one, where
+        self.windows: Windows | None = None  # the cpu pass, recorded in windows of this run
+
+    def record_windows(self, torch: Any, memory: bool, with_cprofile: bool, calls: int) -> None:
+        """Record the cpu pass in windows of this run (``windows.py``), before ``start``."""
+        self.windows = Windows(torch, self.files, self.sampler, memory, with_cprofile, calls)
+        self.sampler.on_tick = self.windows.tick
 
     def start(self) -> None:
         if self.device is not None:
@@ -55,6 +62,8 @@ class SamplePass:
             self._unyield = scriptprofiler.yield_to_script(self._yield_to_script)
         self.running = True
         self.started = time.perf_counter()
+        if self.windows is not None:
+            self.windows.start()
         self.sampler.start()
 
     def compiled_at(self) -> list[tuple[str, int, float]]:
@@ -94,6 +103,8 @@ class SamplePass:
         if not self.running:
             return
         self.running = False
+        if self.windows is not None:
+            self.windows.stop()  # (its last window's time is set aside before the sampler stops)
         self.sampler.stop()
         self.stopped = time.perf_counter()
         if self._unyield is not None:
@@ -151,5 +162,13 @@ class SamplePass:
                 )
             out["device"] = device.summarize(activities, recorded_ns, runtime)
             out["device_event_count"] = sum(1 for a in activities if a.on_device)
+        if self.windows is not None:
+            recorded = self.windows.spent
+            if recorded > 0:
+                out["notes"].append(
+                    f"the wall time column covers the run outside the {len(self.windows.spans)} "
+                    f"recording window(s) of the cpu pass ({recorded:.2f} s set aside)"
+                )
+            out["windowed"] = self.windows.finish()
         out["postprocess_s"] = round(time.perf_counter() - begin, 6)
         return out

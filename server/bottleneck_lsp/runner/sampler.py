@@ -209,6 +209,10 @@ class ThreadSampler:
         self._paused = False  # time set aside (torch's compiler stack loading): charged nowhere
         self.paused_ns = 0
         self._paused_at = 0
+        self._pauses = 0  # pauses not yet resumed (they nest)
+        # Called with the interrupted frame at each of the timer's ticks, in the main thread
+        # (``windows.py`` opens and closes its windows there)
+        self.on_tick: Callable[[FrameType], None] | None = None
         self._previous_handler: Any = None
         self._kept: list[Any] = []  # per look during which the main thread moved: its frames
         self._guard = _TimerGuard(self)
@@ -353,6 +357,13 @@ class ThreadSampler:
         later), it says nothing: the thread's looks cover that C call."""
         if self._busy or frame is None or threading.get_ident() != self.target:
             return
+        if self.on_tick is not None:
+            # (busy meanwhile: a tick handled inside it returns at once)
+            self._busy = True
+            try:
+                self.on_tick(frame)
+            finally:
+                self._busy = False
         now = time.perf_counter_ns()
         gap, self._last_signal = now - self._last_signal, now
         self._busy = True
@@ -535,7 +546,10 @@ class ThreadSampler:
 
     def pause(self) -> None:
         """From the main thread: set the time from now until ``resume`` aside (charged to no
-        line, not in ``wall_s``)."""
+        line, not in ``wall_s``). Pauses nest: the time resumes at the last ``resume``."""
+        self._pauses += 1
+        if self._pauses > 1:
+            return
         self._paused = True
         self._c_seen = self._python_seen = None
         self._paused_at = time.perf_counter_ns()
@@ -546,6 +560,9 @@ class ThreadSampler:
         return self.paused_ns + (now - self._paused_at if self._paused else 0)
 
     def resume(self) -> None:
+        self._pauses = max(self._pauses - 1, 0)
+        if self._pauses or not self._paused:
+            return
         now = time.perf_counter_ns()
         self.paused_ns += now - self._paused_at
         self._last_wall = self._last_charge = now

@@ -1,0 +1,292 @@
+"""The autograd recording in windows of the one run: ops, op CPU time and memory per line
+(the cpu pass's columns) recorded in short windows of the same execution the sampler
+covers whole, so that the script runs once, at about its own speed.
+
+How windows are chosen (docs/performance.md, "One run"):
+- a window opens only at a *safe point*: the timer's tick (``sampler.py``'s SIGALRM
+  handler, in the main thread between bytecodes) interrupted the user's own code, with no
+  frame of torch's function-mode dispatch, of the line marker or of TorchDynamo on the
+  stack, and torch.compile not compiling. Pushing or popping the line marker's mode
+  elsewhere (a tick inside torch's dispatch to a mode's handler) breaks torch's mode stack
+  ("trying to pop from empty mode stack", measured); a window closes at a safe point too;
+- a window closes after ``WINDOW_S`` of wall time or ``WINDOW_CALLS`` torch calls (half
+  with memory events, which cost about as much again), whichever comes first; the events
+  of one window are read into the per-line totals (``attribution.Attributor``) when it
+  closes, before the next one opens, so the memory recording takes stays that of one
+  window however long the run;
+- the next window opens once the time spent so far on windows (recording and reading
+  them) is at most ``SHARE`` of the run's time: windows are spread over the whole run,
+  each phase of the script (loading, training, evaluation) getting windows in proportion
+  to its time, and a phase that fills a window's call budget fast (many small torch calls)
+  spends no more than its share;
+- the sampler sets a window's time aside (``ThreadSampler.pause``): the wall time column
+  covers the run outside the windows, at the script's own speed.
+
+When recording stops for good (the script starts torch's profiler itself, the process
+grew too much), nothing of ours stays on: no mode, no profiler, no hook.
+
+Standard library and torch only: it runs in the user's interpreter.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from types import FrameType
+from typing import Any
+
+from . import compiletime, kinetolog, scriptprofiler
+from .attribution import Attributor
+from .autograddoc import autograd_document
+from .cprofilepass import CProfilePass
+from .linemarker import MemoryGuard, ScriptCallMarker, make_line_marker, place_warnings
+from .lineranges import LineRanges
+from .paths import FileClassifier
+from .profilerconfig import make_profiler
+from .sampler import ThreadSampler
+
+SHARE = 0.15  # of the run's time, at most, spent recording windows and reading them
+WINDOW_S = 0.3  # a window's wall time, at most (it closes at the first safe point after)
+WINDOW_CALLS = 20_000  # torch calls a window records, at most (half with memory events)
+FIRST_AFTER_S = 0.05  # the first window opens this long into the script, at the earliest
+
+# Files whose frames on the stack make a tick unsafe for pushing or popping a mode:
+# torch's dispatch to function modes, TorchDynamo, and the line marker itself
+_UNSAFE = (
+    os.path.join("torch", "overrides.py"),
+    os.path.join("torch", "utils", "_python_dispatch.py"),
+    os.path.join("torch", "_dynamo", ""),
+    os.path.join("bottleneck_lsp", "runner", "linemarker.py"),
+)
+
+
+class Windows:
+    """The cpu pass's recording, in windows of the sample pass's run."""
+
+    def __init__(
+        self,
+        torch: Any,
+        files: FileClassifier,
+        sampler: ThreadSampler,
+        memory: bool = False,
+        with_cprofile: bool = False,
+        calls: int = 0,
+    ) -> None:
+        self.torch = torch
+        self.files = files
+        self.sampler = sampler
+        self.memory = memory
+        self.ranges = LineRanges(files)
+        limit = calls or WINDOW_CALLS
+        self.calls_limit = max(limit // 2, 1) if memory else limit
+        self.guard = MemoryGuard()
+        self.marker = make_line_marker(torch, self.calls_limit, self._full, self.guard, self.ranges)
+        self.script_calls = ScriptCallMarker(torch, self.ranges)
+        self.attributor = Attributor(files, None, device=False, ranges=self.ranges.table)
+        self.cprofile = CProfilePass(files, within=True) if with_cprofile else None
+        self.compiling = compiletime.tracing_check(torch)
+        self.profiler: Any = None  # the open window's
+        self.hooked = False  # the marker's mode pushed (and what goes with it)
+        self.opened = 0.0
+        self.closing = ""  # why the open window closes at the next safe point
+        self.ended = ""  # why no window opens any more ("" while they may)
+        self.run_started = 0.0
+        self.run_stopped = 0.0
+        self.next_open = 0.0
+        self.spent = 0.0  # seconds of the run spent in windows and reading them
+        self.read_s = 0.0  # of which reading them
+        self.spans: list[tuple[float, float, int]] = []  # (opened into the run, seconds, torch calls)
+        self.calls = 0
+        self.unsafe_ticks = 0  # ticks that found no safe point while a toggle was due
+        self.script_profiler: scriptprofiler.Starter | None = None
+        self._unwarn: Callable[[], None] | None = None
+        self._unyield: Callable[[], None] | None = None
+
+    # -- the run ---------------------------------------------------------------------
+    def start(self) -> None:
+        """The script starts now (before the sampler: its ticks call ``tick``)."""
+        self.run_started = time.perf_counter()
+        self.next_open = self.run_started + FIRST_AFTER_S
+        self._unyield = scriptprofiler.yield_to_script(self._yield_to_script)
+        if self.cprofile is not None:
+            self.cprofile.start()  # (its fork hook, and its start time)
+            self.cprofile.profiler.disable()
+
+    def tick(self, frame: FrameType) -> None:
+        """The sampler's timer, in the main thread: open or close a window when one is due
+        and this is a safe point."""
+        now = time.perf_counter()
+        if self.profiler is None and not self.hooked:
+            if self.ended or now < self.next_open:
+                return
+            if self._safe(frame):
+                self._open()
+            else:
+                self.unsafe_ticks += 1
+            return
+        if not self.closing and now - self.opened >= WINDOW_S:
+            self.closing = "time"
+        if self.closing:
+            if self._safe(frame):
+                self._close()
+            else:
+                self.unsafe_ticks += 1
+
+    def stop(self) -> None:
+        """The script ended (or is ending): the open window closes wherever it is."""
+        if self._unyield is not None:
+            self._unyield()
+            self._unyield = None
+        if self.profiler is not None or self.hooked:
+            self._close()
+        self.ended = self.ended or "end"
+        self.run_stopped = time.perf_counter()
+
+    # -- windows -------------------------------------------------------------------
+    def _safe(self, frame: FrameType) -> bool:
+        if not self.files.is_user(frame.f_code.co_filename) or self.compiling():
+            return False
+        here: FrameType | None = frame
+        while here is not None:
+            name = here.f_code.co_filename
+            if any(part in name for part in _UNSAFE):
+                return False
+            here = here.f_back
+        return True
+
+    def _open(self) -> None:
+        self.sampler.pause()
+        self.profiler, _ = make_profiler(self.torch, with_stack=False, device=None, memory=self.memory)
+        if self._unyield is not None:  # (our start is not the script's)
+            self._unyield()
+        spare = self.torch.empty(16) if self.memory and not self.spans else None
+        self.profiler.__enter__()
+        if spare is not None:
+            # torch's CPU allocator logs, once per process, that a block allocated before the
+            # recording was freed in it ("Memory block of unknown size ..."): it does so now,
+            # where kineto's lines are kept out of the script's output, not in the script's time
+            with kinetolog.dropped():
+                del spare
+        self._unyield = scriptprofiler.yield_to_script(self._yield_to_script)
+        marker = self.marker
+        marker.calls = 0
+        marker.tripped = False
+        marker.__enter__()
+        self._unwarn = place_warnings(marker)
+        self.script_calls.__enter__()
+        self.hooked = True
+        if self.cprofile is not None:
+            self.cprofile.profiler.enable()
+        self.closing = ""
+        self.opened = time.perf_counter()
+
+    def _full(self, why: str) -> None:
+        """The line marker's call: the window's calls reached their budget, or the process
+        grew too much. It closes at the next safe point; calls go on being marked until then."""
+        self.marker.tripped = False
+        self.closing = self.closing or why
+        if why == "memory":
+            self.ended = "memory"
+
+    def _unhook(self) -> None:
+        if not self.hooked:
+            return
+        self.hooked = False
+        if self.cprofile is not None:
+            self.cprofile.profiler.disable()
+        self.script_calls.__exit__()
+        if self._unwarn is not None:
+            self._unwarn()
+            self._unwarn = None
+        try:
+            self.marker.__exit__(None, None, None)
+        except Exception:  # noqa: BLE001 - the script may have left modes pushed
+            pass
+
+    def _close(self) -> None:
+        closed = time.perf_counter()
+        self._unhook()
+        calls = self.marker.calls
+        profiler, self.profiler = self.profiler, None
+        if profiler is not None:
+            profiler.__exit__(None, None, None)
+            self._read(profiler)
+        self.calls += calls
+        self.spans.append((self.opened - self.run_started, closed - self.opened, calls))
+        done = time.perf_counter()
+        self.read_s += done - closed
+        self.spent += done - self.opened
+        # the next one once the windows so far are at most SHARE of the run
+        self.next_open = max(done, self.run_started + self.spent / SHARE)
+        self.closing = ""
+        self.sampler.resume()
+
+    def _read(self, profiler: Any) -> None:
+        try:
+            tree = profiler.kineto_results.experimental_event_tree()
+            self.attributor.consume(tree)
+        except Exception as exc:  # noqa: BLE001 - a lost window, said in the note
+            self.ended = self.ended or f"reading a window failed: {type(exc).__name__}: {exc}"
+
+    def _yield_to_script(self, here: bool) -> None:
+        """The script starts torch's profiler itself: the open window's recording ends now
+        (kept), the marker leaves at the next safe point or the end, and no window opens
+        again (``scriptprofiler.py``)."""
+        self._unyield = None
+        self.script_profiler = scriptprofiler.starter(self.files.is_user, thread=not here)
+        self.ended = "script_profiler"
+        self.marker.tripped = True  # its calls pass through unmarked until it leaves
+        profiler, self.profiler = self.profiler, None
+        if profiler is not None:
+            profiler.__exit__(None, None, None)
+            self._read(profiler)
+        if self.hooked:
+            self.closing = "script_profiler"
+
+    # -- results -------------------------------------------------------------------
+    def finish(self) -> dict[str, Any]:
+        """The cpu pass's part, measured in the windows; and cProfile's table, recorded in
+        them, under ``cprofile`` (the job makes it the cprofile pass)."""
+        begin = time.perf_counter()
+        a = self.attributor
+        recorded = sum(span for _, span, _ in self.spans)
+        out = autograd_document(a, None, int(recorded * 1e9))
+        run_s = (self.run_stopped or time.perf_counter()) - self.run_started
+        out["windows"] = {
+            "count": len(self.spans),
+            "recorded_s": round(recorded, 6),
+            "run_s": round(run_s, 6),
+            "spent_s": round(self.spent, 6),
+            "torch_calls": self.calls,
+            "spans": [[round(at, 6), round(span, 6), calls] for at, span, calls in self.spans[:MAX_SPANS]],
+        }
+        notes = out.setdefault("notes", [])
+        if self.script_profiler is not None:
+            notes.append(
+                f"{self.script_profiler.words()}: no window was recorded after that "
+                f"({scriptprofiler.OWN_PROFILER_ADVICE[bool(self.script_profiler.library)]})"
+            )
+        elif self.ended == "memory":
+            notes.append("the windows stopped: the process had grown by a third of the memory available")
+        elif self.ended.startswith("reading"):
+            notes.append(self.ended)
+        if self.cprofile is not None:
+            self.cprofile.stopped = self.run_stopped or time.perf_counter()
+            table = self.cprofile.finish()
+            table["script_wall_s"] = round(recorded, 6)
+            out["cprofile"] = table
+        out.update(
+            {
+                "script_wall_s": round(run_s, 6),
+                "event_count": a.event_count,
+                "garbled_frames": a.garbled_frames,
+                "exact_lines": True,
+                "torch_calls": self.calls,
+                "postprocess_s": round(time.perf_counter() - begin + self.read_s, 6),
+            }
+        )
+        return out
+
+
+MAX_SPANS = 1000  # windows listed one by one in the document (all are counted)

@@ -34,7 +34,7 @@ from ..schema.model import (
     ThreadLine,
     Verdict,
 )
-from . import distributed
+from . import coverage, distributed
 
 Hotspot = RankedLine  # a ranked row, as the presentation calls it
 
@@ -330,6 +330,18 @@ def all_rows(doc: Document) -> list[Hotspot]:
     return out
 
 
+def denominators(doc: Document) -> dict[str, str]:
+    """What each column's share is of, for this document: the columns recorded in windows
+    of the one run say how much of it they cover."""
+    out = {k: DENOMINATOR[k] for k in COLUMNS}
+    cpu = doc.pass_named(PassName.CPU)
+    covered = coverage.covered(cpu)
+    if covered:
+        out[CPU] += f", {covered}"
+        out[MEMORY] += f" ({covered})"
+    return out
+
+
 def ranking(doc: Document) -> Ranking:
     """The one ranking (``doc.ranking``): what the report, the diagnostics, lenses and
     hovers show, in the same order."""
@@ -339,7 +351,7 @@ def ranking(doc: Document) -> Ranking:
     return Ranking(
         ranked_by=rows[0].kind if rows else ranking_kind(doc),
         disagreements=disagreements(doc),
-        denominators={k: DENOMINATOR[k] for k in COLUMNS},
+        denominators=denominators(doc),
         lines=rows,
     )
 

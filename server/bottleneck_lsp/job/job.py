@@ -204,14 +204,11 @@ class Job:
         spec = self.spec
         doc = _new_document(spec)
         planned = [PassName(name) for name in spec.passes or PASSES]
-        if one_run.planned(spec, planned):
-            self._once = True
-            self._once_cprofile = PassName.CPROFILE in planned
-            planned = [name for name in planned if name not in (PassName.CPU, PassName.CPROFILE)]
         workdir = self._workdir = runner_folder()
         self._parts = _shared_parts(spec)
         try:
             await self._start_forks()
+            planned = self._plan_once(planned)
             if not spec.distributed:
                 guessed = await asyncio.to_thread(guess_compiler_stack, spec.script, spec.roots)
                 self._compiler_stack, self._inductor = guessed.stack, guessed.inductor
@@ -459,6 +456,24 @@ class Job:
         if available is None:  # no fork server, before the first pass: no torch asked yet
             return ending or self._stopped or not _device_files()
         return not available
+
+    def _plan_once(self, planned: list[PassName]) -> list[PassName]:
+        """The passes that run the script: the cpu pass (and cProfile, unless
+        --separate-cprofile) recorded in the sample pass's run where one run applies."""
+        spec = self.spec
+        if not one_run.planned(spec, planned, self._gpu_likely()):
+            return planned
+        self._once = True
+        self._once_cprofile = PassName.CPROFILE in planned and not spec.separate_cprofile
+        carried = (PassName.CPU, PassName.CPROFILE) if self._once_cprofile else (PassName.CPU,)
+        return [name for name in planned if name not in carried]
+
+    def _gpu_likely(self) -> bool:
+        """Whether torch may find a GPU here: as the fork server's torch said, else the
+        machine's device files (``_device_files``)."""
+        forks = self._forking()
+        said = forks.startup.get("cuda_available") if forks is not None else None
+        return said if isinstance(said, bool) else _device_files()
 
     def _counted(self, planned: list[PassName], doc: Document, stop_reason: str) -> list[PassName]:
         """The passes progress counts ("pass 2/3"): the planned ones less those left out,

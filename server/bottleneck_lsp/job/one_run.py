@@ -4,8 +4,9 @@
 ``planned`` says when a job runs once: the sample and cpu passes are both planned, with
 exact lines, and nothing asks for a run per pass (``--separate-runs``, a time-boxed
 ``--duration`` window per pass, raw recordings, a distributed launch). The device pass
-(``cuda``, on a GPU) still runs the script again: its kernel links were checked with the
-Python tracer on a whole run (docs/gpu.md). ``placed`` turns the runner's windowed part
+(``cuda``) and the sample pass's device recording need the whole run on a GPU: there, for
+now, each pass runs the script (docs/gpu.md); windows on a GPU wait for a device to
+check them on. ``placed`` turns the runner's windowed part
 into the document's cpu pass and, where cProfile rode in the windows, its cprofile pass.
 
 Host side: schema types only.
@@ -13,33 +14,24 @@ Host side: schema types only.
 
 from __future__ import annotations
 
+from ..analysis import coverage
 from ..schema.model import Pass, PassName, RunnerPart
 from .spec import JobSpec
 
 
-def planned(spec: JobSpec, passes: list[PassName]) -> bool:
-    """Whether the job records the cpu pass (and cProfile) in the sample pass's run."""
+def planned(spec: JobSpec, passes: list[PassName], gpu: bool) -> bool:
+    """Whether the job records the cpu pass (and cProfile) in the sample pass's run. Not
+    where a GPU may be (``gpu``): the sample pass records the device's activity whole-run
+    there, for the verdict, and torch runs one profiler at a time."""
     return (
-        not spec.separate_runs
+        not gpu
+        and not spec.separate_runs
         and spec.duration is None
         and spec.save_raw is None
         and not spec.distributed
         and spec.exact_lines
         and PassName.SAMPLE in passes
         and PassName.CPU in passes
-    )
-
-
-def coverage(cpu: Pass) -> str:
-    """ "recorded in 3 windows, 2.40 s of the 11.0 s run (22%)" ("" for a whole-run pass)."""
-    windows = cpu.windows
-    if windows is None:
-        return ""
-    share = windows.recorded_s / windows.run_s if windows.run_s > 0 else 0.0
-    plural = "s" if windows.count != 1 else ""
-    return (
-        f"recorded in {windows.count} window{plural}, {windows.recorded_s:.2f} s of the "
-        f"{windows.run_s:.2f} s run ({share:.0%})"
     )
 
 
@@ -50,7 +42,7 @@ def placed(windowed: RunnerPart, sample: Pass) -> list[Pass]:
     made: list[Pass] = []
     cpu = windowed.as_pass()
     cpu.update(status=sample.status, exit_code=sample.exit_code)
-    covered = coverage(cpu)
+    covered = coverage.covered(cpu)
     if covered:
         cpu.notes.insert(0, f"op CPU time and memory {covered}: shares are of the recorded time")
         cpu.update(notes=cpu.notes)

@@ -262,7 +262,13 @@ class _Run:
             self.profiler = SamplePass(
                 self.files, torch if on_device else None, save_raw=ns.save_raw, script=script_path
             )
-            if ns.windows and torch is not None:
+            if ns.windows and on_device:
+                # (the job asks for windows on a CPU-only machine: job/one_run.py)
+                part.add_note(
+                    "the cpu pass was not recorded in windows of this run: the device's recording "
+                    "for the verdict holds torch's one profiler"
+                )
+            elif ns.windows and torch is not None:
                 self.profiler.record_windows(torch, ns.memory, ns.with_cprofile, 0)
         elif torch is None:
             part.update(status=PassStatus.SKIPPED, skip_reason=f"torch is not importable: {torch_error}")

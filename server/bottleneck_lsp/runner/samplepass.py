@@ -162,13 +162,15 @@ class SamplePass:
                 )
             out["device"] = device.summarize(activities, recorded_ns, runtime)
             out["device_event_count"] = sum(1 for a in activities if a.on_device)
-        if self.windows is not None:
-            recorded = self.windows.spent
-            if recorded > 0:
+        windows = self.windows
+        if windows is not None:
+            if windows.spans:
+                recorded = sum(span for _, span, _ in windows.spans)
                 out["notes"].append(
-                    f"the wall time column covers the run outside the {len(self.windows.spans)} "
-                    f"recording window(s) of the cpu pass ({recorded:.2f} s set aside)"
+                    f"the cpu pass recorded in {len(windows.spans)} window(s) of this run, {recorded:.2f} s "
+                    "of it: the lines that ran in them ran under the autograd profiler, slower; reading "
+                    f"the windows ({windows.read_s:.2f} s) is set aside"
                 )
-            out["windowed"] = self.windows.finish()
+            out["windowed"] = windows.finish()
         out["postprocess_s"] = round(time.perf_counter() - begin, 6)
         return out

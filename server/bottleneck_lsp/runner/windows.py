@@ -4,11 +4,14 @@ covers whole, so that the script runs once, at about its own speed.
 
 How windows are chosen (docs/performance.md, "One run"):
 - a window opens only at a *safe point*: the timer's tick (``sampler.py``'s SIGALRM
-  handler, in the main thread between bytecodes) interrupted the user's own code, with no
-  frame of torch's function-mode dispatch, of the line marker or of TorchDynamo on the
-  stack, and torch.compile not compiling. Pushing or popping the line marker's mode
-  elsewhere (a tick inside torch's dispatch to a mode's handler) breaks torch's mode stack
-  ("trying to pop from empty mode stack", measured); a window closes at a safe point too;
+  handler, in the main thread between bytecodes) interrupted code with no frame of torch's
+  mode dispatch (``overrides.py``, ``_python_dispatch.py``, ``_ops.py``, tensor
+  subclasses, any mode's ``__torch_function__`` or ``__torch_dispatch__``), of the line
+  marker or of TorchDynamo on the stack, torch.compile not compiling, and, to close, the
+  line marker the innermost mode (a mode the script pushed meanwhile leaves first).
+  Pushing or popping the line marker's mode elsewhere (a tick inside torch's dispatch to a
+  mode's handler) breaks torch's mode stack ("trying to pop from empty mode stack",
+  measured); a window closes at a safe point too;
 - a window closes after ``WINDOW_S`` of wall time or ``WINDOW_CALLS`` torch calls (half
   with memory events, which cost about as much again), whichever comes first; the events
   of one window are read into the per-line totals (``attribution.Attributor``) when it
@@ -19,8 +22,12 @@ How windows are chosen (docs/performance.md, "One run"):
   each phase of the script (loading, training, evaluation) getting windows in proportion
   to its time, and a phase that fills a window's call budget fast (many small torch calls)
   spends no more than its share;
-- the sampler sets a window's time aside (``ThreadSampler.pause``): the wall time column
-  covers the run outside the windows, at the script's own speed.
+- the first window opens as the script starts and lasts up to ``FIRST_WINDOW_S``: a short
+  script (the tests' planted ones, a quick experiment) is recorded whole, as by a pass of
+  its own; a long one spends that second once;
+- the sampler samples the windows too (the wall time column is the run's, the windows'
+  slowdown of the lines they recorded included, at most about ``SHARE`` of it), and sets
+  the reading of each window aside (``ThreadSampler.pause``): that is our work.
 
 When recording stops for good (the script starts torch's profiler itself, the process
 grew too much), nothing of ours stays on: no mode, no profiler, no hook.
@@ -47,18 +54,24 @@ from .profilerconfig import make_profiler
 from .sampler import ThreadSampler
 
 SHARE = 0.15  # of the run's time, at most, spent recording windows and reading them
-WINDOW_S = 0.3  # a window's wall time, at most (it closes at the first safe point after)
+FIRST_WINDOW_S = 1.0  # the first window's wall time, at most: a short script is recorded whole
+WINDOW_S = 0.3  # the others' (each closes at the first safe point after)
 WINDOW_CALLS = 20_000  # torch calls a window records, at most (half with memory events)
-FIRST_AFTER_S = 0.05  # the first window opens this long into the script, at the earliest
 
 # Files whose frames on the stack make a tick unsafe for pushing or popping a mode:
 # torch's dispatch to function modes, TorchDynamo, and the line marker itself
 _UNSAFE = (
     os.path.join("torch", "overrides.py"),
     os.path.join("torch", "utils", "_python_dispatch.py"),
+    os.path.join("torch", "_ops.py"),
+    os.path.join("torch", "_subclasses", ""),
     os.path.join("torch", "_dynamo", ""),
     os.path.join("bottleneck_lsp", "runner", "linemarker.py"),
 )
+
+# A mode's handler on the stack (the script's own modes and tensor subclasses): torch pops
+# that mode while its handler runs and pushes it back after
+_HANDLERS = frozenset({"__torch_function__", "__torch_dispatch__"})
 
 
 class Windows:
@@ -107,7 +120,7 @@ class Windows:
     def start(self) -> None:
         """The script starts now (before the sampler: its ticks call ``tick``)."""
         self.run_started = time.perf_counter()
-        self.next_open = self.run_started + FIRST_AFTER_S
+        self.next_open = self.run_started
         self._unyield = scriptprofiler.yield_to_script(self._yield_to_script)
         if self.cprofile is not None:
             self.cprofile.start()  # (its fork hook, and its start time)
@@ -125,7 +138,7 @@ class Windows:
             else:
                 self.unsafe_ticks += 1
             return
-        if not self.closing and now - self.opened >= WINDOW_S:
+        if not self.closing and now - self.opened >= (WINDOW_S if self.spans else FIRST_WINDOW_S):
             self.closing = "time"
         if self.closing:
             if self._safe(frame):
@@ -145,18 +158,30 @@ class Windows:
 
     # -- windows -------------------------------------------------------------------
     def _safe(self, frame: FrameType) -> bool:
-        if not self.files.is_user(frame.f_code.co_filename) or self.compiling():
+        """No frame of torch's mode dispatch, of TorchDynamo or of the line marker on the
+        stack, and torch.compile not compiling."""
+        if self.compiling():
             return False
+        if self.hooked and not self._marker_on_top():
+            return False  # the script pushed a mode of its own after ours: it pops first
         here: FrameType | None = frame
         while here is not None:
-            name = here.f_code.co_filename
-            if any(part in name for part in _UNSAFE):
+            code = here.f_code
+            if code.co_name in _HANDLERS or any(part in code.co_filename for part in _UNSAFE):
                 return False
             here = here.f_back
         return True
 
+    def _marker_on_top(self) -> bool:
+        """Whether the line marker is the innermost function mode (the one a pop takes)."""
+        binding = self.torch._C
+        try:
+            depth = binding._len_torch_function_stack()
+            return depth > 0 and binding._get_function_stack_at(depth - 1) is self.marker
+        except AttributeError:  # a torch without them: as before them
+            return True
+
     def _open(self) -> None:
-        self.sampler.pause()
         self.profiler, _ = make_profiler(self.torch, with_stack=False, device=None, memory=self.memory)
         if self._unyield is not None:  # (our start is not the script's)
             self._unyield()
@@ -210,8 +235,10 @@ class Windows:
         calls = self.marker.calls
         profiler, self.profiler = self.profiler, None
         if profiler is not None:
+            self.sampler.pause()  # reading it is our work, not the script's
             profiler.__exit__(None, None, None)
             self._read(profiler)
+            self.sampler.resume()
         self.calls += calls
         self.spans.append((self.opened - self.run_started, closed - self.opened, calls))
         done = time.perf_counter()
@@ -220,7 +247,6 @@ class Windows:
         # the next one once the windows so far are at most SHARE of the run
         self.next_open = max(done, self.run_started + self.spent / SHARE)
         self.closing = ""
-        self.sampler.resume()
 
     def _read(self, profiler: Any) -> None:
         try:

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import os
 
-from ..analysis import ranking
+from ..analysis import coverage, ranking
 from ..formats import wording
-from ..schema.model import Document, PassStatus
+from ..schema.model import Document, PassName, PassStatus
 from . import annotations as notes
 
 
@@ -29,6 +29,9 @@ def summary_line(doc: Document, added: list[notes.Annotation], so_far: str = "")
             head += f" (exit code {doc.exit_code})"
     else:
         head = f"{name}: {so_far or 'done'}"
+    covered = coverage.covered(doc.pass_named(PassName.CPU))
+    if covered and not so_far:
+        head += f" (ran once; op CPU and memory {covered})"
     window = ranking.window_s(doc)
     if window is not None and not so_far:
         head += f" (a {window:g} s window of the run: bottleneck.duration)"

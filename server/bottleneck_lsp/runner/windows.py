@@ -7,8 +7,9 @@ How windows are chosen (docs/performance.md, "One run"):
   handler, in the main thread between bytecodes) interrupted code with no frame of torch's
   mode dispatch (``overrides.py``, ``_python_dispatch.py``, ``_ops.py``, tensor
   subclasses, any mode's ``__torch_function__`` or ``__torch_dispatch__``), of the line
-  marker or of TorchDynamo on the stack, torch.compile not compiling, and, to close, the
-  line marker the innermost mode (a mode the script pushed meanwhile leaves first).
+  marker or of TorchDynamo on the stack, and torch.compile not compiling. The line marker
+  goes under the modes the script pushed, and comes out from under them, which keeps their
+  order: the script's ``with mode:`` pops its own.
   Pushing or popping the line marker's mode elsewhere (a tick inside torch's dispatch to a
   mode's handler) breaks torch's mode stack ("trying to pop from empty mode stack",
   measured); a window closes at a safe point too;
@@ -17,11 +18,11 @@ How windows are chosen (docs/performance.md, "One run"):
   of one window are read into the per-line totals (``attribution.Attributor``) when it
   closes, before the next one opens, so the memory recording takes stays that of one
   window however long the run;
-- the next window opens once the time spent so far on windows (recording and reading
-  them) is at most ``SHARE`` of the run's time: windows are spread over the whole run,
-  each phase of the script (loading, training, evaluation) getting windows in proportion
-  to its time, and a phase that fills a window's call budget fast (many small torch calls)
-  spends no more than its share;
+- the next window opens once the time spent so far on windows after the first (recording
+  and reading them) is at most ``SHARE`` of the run's time after the first: windows are
+  spread over the whole run, each phase of the script (loading, training, evaluation)
+  getting windows in proportion to its time, and a phase that fills a window's call budget
+  fast (many small torch calls) spends no more than its share;
 - the first window opens as the script starts and lasts up to ``FIRST_WINDOW_S``: a short
   script (the tests' planted ones, a quick experiment) is recorded whole, as by a pass of
   its own; a long one spends that second once;
@@ -56,7 +57,11 @@ from .sampler import ThreadSampler
 SHARE = 0.15  # of the run's time, at most, spent recording windows and reading them
 FIRST_WINDOW_S = 1.0  # the first window's wall time, at most: a short script is recorded whole
 WINDOW_S = 0.3  # the others' (each closes at the first safe point after)
-WINDOW_CALLS = 20_000  # torch calls a window records, at most (half with memory events)
+FIRST_WINDOW_CALLS = 20_000  # torch calls the first window records, at most (half with memory)
+# ... and each later one: reading a window takes about 16 us an event, 5 events a torch call
+# with memory (measured: 10,169 calls, 50,845 events read in 0.83 s), and the next window
+# waits until the time spent is SHARE of the run: small windows, more often
+WINDOW_CALLS = 4_000
 
 # Files whose frames on the stack make a tick unsafe for pushing or popping a mode:
 # torch's dispatch to function modes, TorchDynamo, and the line marker itself
@@ -68,6 +73,8 @@ _UNSAFE = (
     os.path.join("torch", "_dynamo", ""),
     os.path.join("bottleneck_lsp", "runner", "linemarker.py"),
 )
+
+_BUDGET = 1 << 60  # the line marker's: each window starts counting short of it
 
 # A mode's handler on the stack (the script's own modes and tensor subclasses): torch pops
 # that mode while its handler runs and pushes it back after
@@ -91,10 +98,13 @@ class Windows:
         self.sampler = sampler
         self.memory = memory
         self.ranges = LineRanges(files)
-        limit = calls or WINDOW_CALLS
-        self.calls_limit = max(limit // 2, 1) if memory else limit
+        self.per_call = 2 if memory else 1  # memory events cost about as much again
+        self.first_calls = (calls or FIRST_WINDOW_CALLS) // self.per_call
+        self.later_calls = (calls or WINDOW_CALLS) // self.per_call
         self.guard = MemoryGuard()
-        self.marker = make_line_marker(torch, self.calls_limit, self._full, self.guard, self.ranges)
+        # its count starts each window this many calls short of the budget (``_open``)
+        self.marker = make_line_marker(torch, _BUDGET, self._full, self.guard, self.ranges)
+        self.counted_from = 0
         self.script_calls = ScriptCallMarker(torch, self.ranges)
         self.attributor = Attributor(files, None, device=False, ranges=self.ranges.table)
         self.cprofile = CProfilePass(files, within=True) if with_cprofile else None
@@ -108,10 +118,12 @@ class Windows:
         self.run_stopped = 0.0
         self.next_open = 0.0
         self.spent = 0.0  # seconds of the run spent in windows and reading them
+        self.first_spent = 0.0  # of which in the first
         self.read_s = 0.0  # of which reading them
         self.spans: list[tuple[float, float, int]] = []  # (opened into the run, seconds, torch calls)
         self.calls = 0
         self.unsafe_ticks = 0  # ticks that found no safe point while a toggle was due
+        self.busy = False  # opening or closing a window, or ended
         self.script_profiler: scriptprofiler.Starter | None = None
         self._unwarn: Callable[[], None] | None = None
         self._unyield: Callable[[], None] | None = None
@@ -128,7 +140,30 @@ class Windows:
 
     def tick(self, frame: FrameType) -> None:
         """The sampler's timer, in the main thread: open or close a window when one is due
-        and this is a safe point."""
+        and this is a safe point. Nothing of ours fails the script: a failure ends the
+        windows (said in a note)."""
+        if self.busy:  # (a tick handled while a window opens or closes)
+            return
+        self.busy = True
+        rider = self.cprofile if self.hooked else None
+        if rider is not None:  # our look is not the script's work
+            rider.profiler.disable()
+        try:
+            self._tick(frame)
+        except Exception as exc:  # noqa: BLE001 - the script runs on, unrecorded
+            self.ended = self.ended or f"the windows failed: {type(exc).__name__}: {exc}"
+            try:
+                if self.profiler is not None or self.hooked:
+                    self._close()
+            except Exception:  # noqa: BLE001
+                self.profiler = None
+                self.hooked = False
+        finally:
+            self.busy = False
+            if rider is not None and self.hooked:
+                rider.profiler.enable()
+
+    def _tick(self, frame: FrameType) -> None:
         now = time.perf_counter()
         if self.profiler is None and not self.hooked:
             if self.ended or now < self.next_open:
@@ -148,12 +183,13 @@ class Windows:
 
     def stop(self) -> None:
         """The script ended (or is ending): the open window closes wherever it is."""
+        self.ended = self.ended or "end"  # (first: a tick while this runs opens nothing)
+        self.busy = True
         if self._unyield is not None:
             self._unyield()
             self._unyield = None
         if self.profiler is not None or self.hooked:
             self._close()
-        self.ended = self.ended or "end"
         self.run_stopped = time.perf_counter()
 
     # -- windows -------------------------------------------------------------------
@@ -162,24 +198,47 @@ class Windows:
         stack, and torch.compile not compiling."""
         if self.compiling():
             return False
-        if self.hooked and not self._marker_on_top():
-            return False  # the script pushed a mode of its own after ours: it pops first
         here: FrameType | None = frame
+        user = False  # the script's code is running (not the runner's, before or after it)
         while here is not None:
             code = here.f_code
             if code.co_name in _HANDLERS or any(part in code.co_filename for part in _UNSAFE):
                 return False
+            user = user or self.files.is_user(code.co_filename)
             here = here.f_back
-        return True
+        return user
 
-    def _marker_on_top(self) -> bool:
-        """Whether the line marker is the innermost function mode (the one a pop takes)."""
+    def _push_marker(self) -> None:
+        """The line marker goes *under* the function modes the script has pushed (as in a
+        pass of its own, where it is pushed before the script runs): the script's ``with
+        mode:`` that began before the window pops its own mode when it ends, not ours."""
+        binding = self.torch._C
+        try:
+            above = [binding._pop_torch_function_stack() for _ in range(binding._len_torch_function_stack())]
+        except AttributeError:  # a torch without them: on top
+            self.marker.__enter__()
+            return
+        binding._push_on_torch_function_stack(self.marker)
+        for mode in reversed(above):
+            binding._push_on_torch_function_stack(mode)
+
+    def _pop_marker(self) -> None:
+        """The line marker out of the function modes, wherever the script's pushes and pops
+        left it; the script's modes stay in their order."""
         binding = self.torch._C
         try:
             depth = binding._len_torch_function_stack()
-            return depth > 0 and binding._get_function_stack_at(depth - 1) is self.marker
-        except AttributeError:  # a torch without them: as before them
-            return True
+        except AttributeError:
+            self.marker.__exit__(None, None, None)
+            return
+        above = []
+        for _ in range(depth):
+            mode = binding._pop_torch_function_stack()
+            if mode is self.marker:
+                break
+            above.append(mode)
+        for mode in reversed(above):
+            binding._push_on_torch_function_stack(mode)
 
     def _open(self) -> None:
         self.profiler, _ = make_profiler(self.torch, with_stack=False, device=None, memory=self.memory)
@@ -195,9 +254,10 @@ class Windows:
                 del spare
         self._unyield = scriptprofiler.yield_to_script(self._yield_to_script)
         marker = self.marker
-        marker.calls = 0
+        limit = self.later_calls if self.spans else self.first_calls
+        marker.calls = self.counted_from = _BUDGET - limit
         marker.tripped = False
-        marker.__enter__()
+        self._push_marker()
         self._unwarn = place_warnings(marker)
         self.script_calls.__enter__()
         self.hooked = True
@@ -225,14 +285,14 @@ class Windows:
             self._unwarn()
             self._unwarn = None
         try:
-            self.marker.__exit__(None, None, None)
-        except Exception:  # noqa: BLE001 - the script may have left modes pushed
+            self._pop_marker()
+        except Exception:  # noqa: BLE001 - never fail the script for it
             pass
 
     def _close(self) -> None:
         closed = time.perf_counter()
         self._unhook()
-        calls = self.marker.calls
+        calls = self.marker.calls - self.counted_from
         profiler, self.profiler = self.profiler, None
         if profiler is not None:
             self.sampler.pause()  # reading it is our work, not the script's
@@ -244,8 +304,13 @@ class Windows:
         done = time.perf_counter()
         self.read_s += done - closed
         self.spent += done - self.opened
-        # the next one once the windows so far are at most SHARE of the run
-        self.next_open = max(done, self.run_started + self.spent / SHARE)
+        if len(self.spans) == 1:
+            # the first window is the short script's whole recording: the later ones are
+            # spaced by their own cost only (a long run pays the first one once)
+            self.first_spent = self.spent
+        # the next one once the later windows so far are at most SHARE of the run since then
+        since = self.run_started + self.first_spent
+        self.next_open = max(done, since + (self.spent - self.first_spent) / SHARE)
         self.closing = ""
 
     def _read(self, profiler: Any) -> None:
@@ -295,7 +360,7 @@ class Windows:
             )
         elif self.ended == "memory":
             notes.append("the windows stopped: the process had grown by a third of the memory available")
-        elif self.ended.startswith("reading"):
+        elif self.ended.startswith(("reading", "the windows failed")):
             notes.append(self.ended)
         if self.cprofile is not None:
             self.cprofile.stopped = self.run_stopped or time.perf_counter()

@@ -98,9 +98,19 @@ def amount(cell: Cell, kind: str) -> float:
     return float(cell.bytes or 0) if kind == MEMORY else cell.time_s
 
 
+# A line holding less than this at the memory peak is no memory hotspot, whatever its share
+# of a small peak (a 68.6 KB peak line read as "74.6% of it", a warning): its share counts
+# for nothing in marking lines (the figures stay in the document, the hover and the report)
+MEMORY_FLOOR_BYTES = 1_000_000
+
+
 def memory_share(row: Hotspot) -> float:
+    """The row's share of the memory peak, as it counts for marking the line: 0 below
+    ``MEMORY_FLOOR_BYTES``."""
     cell = row.columns.get(MEMORY)
-    return cell.share if cell is not None else 0.0
+    if cell is None or (cell.bytes or 0) < MEMORY_FLOOR_BYTES:
+        return 0.0
+    return cell.share
 
 
 WAITED = 0.1  # other threads on a CPU for less than this part of their time at a line: they waited
@@ -321,7 +331,15 @@ def all_rows(doc: Document) -> list[Hotspot]:
     if cprofile is not None:
         _add_calls(rows.rows, cprofile)
     out = []
+    # the one run: lines the sampler never found while a window recorded
+    seen = (
+        {(e.file, e.line) for e in sample.samples.lines if e.windowed_s}
+        if cpu is not None and cpu.windows is not None and sample is not None and sample.samples is not None
+        else None
+    )
     for row in rows.rows.values():
+        if seen is not None and WALL in row.columns and CPU not in row.columns and row.key not in seen:
+            row.update(unrecorded=True)
         cell = row.columns.get(kind)
         row.kind = kind
         row.share, row.time_s = (cell.share, cell.time_s) if cell is not None else (0.0, 0.0)

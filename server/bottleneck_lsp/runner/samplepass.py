@@ -55,6 +55,8 @@ class SamplePass:
         """Record the cpu pass in windows of this run (``windows.py``), before ``start``."""
         self.windows = Windows(torch, self.files, self.sampler, memory, with_cprofile, calls)
         self.sampler.on_tick = self.windows.tick
+        windows = self.windows
+        self.sampler.windowed = lambda: windows.hooked
 
     def start(self) -> None:
         if self.device is not None:

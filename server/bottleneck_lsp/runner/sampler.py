@@ -213,6 +213,10 @@ class ThreadSampler:
         # Called with the interrupted frame at each of the timer's ticks, in the main thread
         # (``windows.py`` opens and closes its windows there)
         self.on_tick: Callable[[FrameType], None] | None = None
+        # ... and whether one of its windows records now: the time charged meanwhile is also
+        # counted per line in ``windowed_ns`` (a line no window saw: ``RankedLine.unrecorded``)
+        self.windowed: Callable[[], bool] | None = None
+        self.windowed_ns: dict[tuple[str, int], int] = {}
         self._previous_handler: Any = None
         self._kept: list[Any] = []  # per look during which the main thread moved: its frames
         self._guard = _TimerGuard(self)
@@ -300,6 +304,8 @@ class ThreadSampler:
         self._charge(self.lines, key, function, wall, cpu, wall if python else 0)
         if compiling:
             self._compiled(key, wall)
+        if self.windowed is not None and self.windowed():
+            self.windowed_ns[key] = self.windowed_ns.get(key, 0) + wall
         self._python_seen = (key, function) if python else None
 
     def _cpu_fraction(self) -> float:
@@ -604,7 +610,10 @@ class ThreadSampler:
 
         def compiled(key: tuple[str, int]) -> dict[str, float]:
             ns = compiling.get(key, 0)
-            return {"compiling_s": round(ns / 1e9, 6)} if ns > 0 else {}
+            found = {"compiling_s": round(ns / 1e9, 6)} if ns > 0 else {}
+            if self.windowed is not None:
+                found["windowed_s"] = round(self.windowed_ns.get(key, 0) / 1e9, 6)
+            return found
 
         others = sorted(self.other.items(), key=lambda kv: kv[1].wall_ns, reverse=True)
         return {

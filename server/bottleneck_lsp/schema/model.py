@@ -214,6 +214,7 @@ class SampledLine(Node):
     wall_share: float = 0.0
     cpu_share: float | None = None
     compiling_s: float = 0.0
+    windowed_s: float | None = None  # the one run: of wall_s, sampled while a window recorded
 
 
 @dataclass(kw_only=True)
@@ -612,6 +613,8 @@ class RankedLine(Node):
     calls: list[CallFromLine] = field(default_factory=list)
     opaque: list[str] = field(default_factory=list)
     memory: LineMemory | None = None
+    # the one run: the sampler found the line, no window of the cpu pass recorded it
+    unrecorded: bool = False
     kind: str = field(default="", compare=False, metadata=_NOT_JSON)
 
     @property

@@ -31,6 +31,7 @@ from ..schema.model import (
     RankedLine,
     Ranking,
     SampledLine,
+    Samples,
     ThreadLine,
     Verdict,
 )
@@ -232,16 +233,40 @@ class _Rows:
         return row
 
 
+# The one run: when the cpu pass's windows took less than this part of the sampled time, the
+# wall time column is the time sampled outside them (at the script's own speed; windows spread
+# over the run leave a fair sample of it); a run mostly recorded (a short script, recorded
+# whole) is sampled with them
+WINDOWED_APART = 0.5
+
+
+def windows_apart(samples: Samples | None) -> bool:
+    """Whether the wall time column leaves the one run's windows out (``WINDOWED_APART``)."""
+    windowed = samples.windowed_s if samples is not None else None
+    return windowed is not None and samples is not None and 0 < windowed < WINDOWED_APART * samples.wall_s
+
+
 def _add_sampled(rows: _Rows, part: Pass) -> None:
     if part.samples is None:
         return
     total = part.samples.wall_s
+    apart = windows_apart(part.samples)
+    if apart:
+        total -= part.samples.windowed_s or 0.0
     for entry in part.samples.lines:
+        wall, scale = entry.wall_s, 1.0
+        if apart:
+            wall = round(entry.wall_s - (entry.windowed_s or 0.0), 6)
+            if wall <= 0:
+                continue  # sampled in the windows only
+            scale = wall / entry.wall_s
         row = rows.get(entry)
-        row.columns[WALL] = Cell(time_s=entry.wall_s, share=entry.wall_share)
-        python = entry.python_s
+        row.columns[WALL] = Cell(
+            time_s=wall, share=entry.wall_share if not apart else round(wall / total, 6) if total > 0 else 0.0
+        )
+        python = round(entry.python_s * scale, 6)
         row.columns[PYTHON] = Cell(time_s=python, share=round(python / total, 6) if total > 0 else 0.0)
-        compiling = entry.compiling_s
+        compiling = round(entry.compiling_s * scale, 6)
         if compiling > 0:
             row.columns[COMPILING] = Cell(
                 time_s=compiling, share=round(compiling / total, 6) if total > 0 else 0.0
@@ -357,6 +382,13 @@ def denominators(doc: Document) -> dict[str, str]:
     if covered:
         out[CPU] += f", {covered}"
         out[MEMORY] += f" ({covered})"
+        sample = doc.pass_named(PassName.SAMPLE)
+        samples = sample.samples if sample is not None else None
+        if windows_apart(samples):
+            for kind in (WALL, PYTHON, COMPILING):
+                out[kind] += ", outside the cpu pass's recording windows"
+        elif samples is not None and samples.windowed_s:
+            out[WALL] += ", the recording windows included (they cover most of the run)"
     return out
 
 

@@ -628,6 +628,11 @@ class ThreadSampler:
             "cpu_s": round(self.cpu_ns / 1e9, 6) if self._clock is not None else None,
             "outside_s": round(self.outside_ns / 1e9, 6),
             "sampler_cpu_s": round(self.overhead_ns / 1e9, 6),
+            **(
+                {"windowed_s": round(sum(self.windowed_ns.values()) / 1e9, 6)}
+                if self.windowed is not None
+                else {}
+            ),
             "lines": [
                 {
                     "file": path,

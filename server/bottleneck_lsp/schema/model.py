@@ -242,6 +242,7 @@ class Samples(Node):
     cpu_s: float | None = None
     outside_s: float = 0.0
     sampler_cpu_s: float | None = None
+    windowed_s: float | None = None  # the one run: of wall_s, on the user's lines while a window recorded
     lines: list[SampledLine] = field(default_factory=list)
     threads: list[ThreadLine] = field(default_factory=list)
 

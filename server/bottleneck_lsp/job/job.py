@@ -227,9 +227,8 @@ class Job:
                     self._place_ridden(rider, part, doc, planned, index)
                 if not part.omit:
                     doc.passes.append(part)
-                if self._windowed is not None:
-                    doc.passes.extend(one_run.placed(self._windowed, part))
-                    self._windowed = None
+                if self._once and name == PassName.SAMPLE:
+                    self._place_windows(part, doc, planned, index, stop_reason)
                 stop_reason = stop_reason or _stop_reason(part)
                 if not stop_reason and ranking.runner_never_started(doc):
                     # the next passes would end the same way
@@ -269,7 +268,9 @@ class Job:
                 name,
                 counted.index(name),
                 len(counted),
-                forecast=_window(spec.duration) or forecast(name, doc, spec.exact_lines),
+                forecast=_window(spec.duration)
+                or self._once_forecast(name)
+                or forecast(name, doc, spec.exact_lines),
             )
         )
         following = planned[index + 1] if index + 1 < len(planned) else None
@@ -456,6 +457,42 @@ class Job:
         if available is None:  # no fork server, before the first pass: no torch asked yet
             return ending or self._stopped or not _device_files()
         return not available
+
+    def _place_windows(
+        self, sample: Pass, doc: Document, planned: list[PassName], index: int, stop_reason: str
+    ) -> None:
+        """The passes the one run recorded in windows, after the sample pass; where its run
+        recorded none, they are skipped and say why, and cProfile, which needs no torch,
+        runs alone next where torch did not import (a script of plain Python)."""
+        windowed, self._windowed = self._windowed, None
+        if windowed is not None:
+            doc.passes.extend(one_run.placed(windowed, sample))
+            return
+        env = doc.environment
+        no_torch = env is not None and env.torch is None and sample.status != PassStatus.SYNTAX_ERROR
+        reason = (
+            stop_reason
+            or _stop_reason(sample)
+            or (f"{self.spec.python} never ran the runner" if ranking.runner_never_started(doc) else "")
+            or f"the script's one run (the sample pass) recorded no window (status {sample.status})"
+        )
+        for name in (PassName.CPROFILE, PassName.CPU):
+            if name == PassName.CPROFILE and not self._once_cprofile:
+                continue
+            if name == PassName.CPROFILE and no_torch and not stop_reason:
+                planned.insert(index + 1, PassName.CPROFILE)  # its own run: it needs no torch
+                continue
+            skipped = self._skip_reason(name, doc, stop_reason) or Pass.given(
+                name=name, status=PassStatus.SKIPPED, skip_reason=reason
+            )
+            doc.passes.append(skipped)
+
+    def _once_forecast(self, name: PassName) -> str:
+        """What the progress says before the one run ("" for any other pass)."""
+        if not self._once or name != PassName.SAMPLE:
+            return ""
+        inside = "the cpu pass and cProfile" if self._once_cprofile else "the cpu pass"
+        return f"the script's one run, {inside} recorded in windows of it"
 
     def _plan_once(self, planned: list[PassName]) -> list[PassName]:
         """The passes that run the script: the cpu pass (and cProfile, unless

@@ -29,9 +29,6 @@ def summary_line(doc: Document, added: list[notes.Annotation], so_far: str = "")
             head += f" (exit code {doc.exit_code})"
     else:
         head = f"{name}: {so_far or 'done'}"
-    covered = coverage.covered(doc.pass_named(PassName.CPU))
-    if covered and not so_far:
-        head += f" (ran once; op CPU and memory {covered})"
     window = ranking.window_s(doc)
     if window is not None and not so_far:
         head += f" (a {window:g} s window of the run: bottleneck.duration)"
@@ -67,4 +64,7 @@ def summary_line(doc: Document, added: list[notes.Annotation], so_far: str = "")
         if straggler.lines:
             late = straggler.lines[0]
             head += f", {os.path.basename(late.file)}:{late.line} +{wording.ms(late.excess_s)}"
+    covered = coverage.covered(doc.pass_named(PassName.CPU))
+    if covered and not so_far:
+        head += f"; ran once, op CPU and memory {covered}"
     return head

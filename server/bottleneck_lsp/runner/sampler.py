@@ -81,7 +81,7 @@ from types import FrameType
 from typing import Any
 
 from .bytecode import CHECKS_AFTER_PYTHON_CALLS, Site, c_ops_before, held_here, in_c_call, line_of
-from .paths import FileClassifier
+from .paths import FileClassifier, is_runner_file
 
 # The kernel's own view of the timer, kept before ``_TimerGuard`` wraps ``signal.getitimer``
 # (a script's call to it hands the timer back; the sampler's own must not).
@@ -217,6 +217,7 @@ class ThreadSampler:
         # counted per line in ``windowed_ns`` (a line no window saw: ``RankedLine.unrecorded``)
         self.windowed: Callable[[], bool] | None = None
         self.windowed_ns: dict[tuple[str, int], int] = {}
+        self.ours_ns = 0  # set aside: our own Python running in a window
         self._previous_handler: Any = None
         self._kept: list[Any] = []  # per look during which the main thread moved: its frames
         self._guard = _TimerGuard(self)
@@ -340,6 +341,19 @@ class ThreadSampler:
         self._c_seen = None
         if self._paused:
             self._python_seen = None
+            return
+        if (
+            python
+            and sites
+            and self.windowed is not None
+            and self.windowed()
+            and is_runner_file(sites[0][0].co_filename)
+        ):
+            # our own Python in a window of the one run (the line marker's handler, the
+            # windows' own tick): not the script's time
+            self.ours_ns += quantum
+            self._python_seen = None
+            self._cpu_fraction()  # (the CPU clock moves on with it)
             return
         self.ticks += 1
         self.wall_ns += quantum

@@ -23,7 +23,8 @@ How windows are chosen (docs/performance.md, "One run"):
   spread over the whole run, each phase of the script (loading, training, evaluation)
   getting windows in proportion to its time, and a phase that fills a window's call budget
   fast (many small torch calls) spends no more than its share;
-- the first window opens as the script starts and lasts up to ``FIRST_WINDOW_S``: a short
+- the first window opens just before the script's first line and lasts up to
+  ``FIRST_WINDOW_S``: a short
   script (the tests' planted ones, a quick experiment) is recorded whole, as by a pass of
   its own; a long one spends that second once;
 - the sampler samples the windows too (the wall time column is the run's, the windows'
@@ -74,6 +75,7 @@ _UNSAFE = (
     os.path.join("bottleneck_lsp", "runner", "linemarker.py"),
 )
 
+CALIBRATION_CALLS = 400
 _BUDGET = 1 << 60  # the line marker's: each window starts counting short of it
 
 # A mode's handler on the stack (the script's own modes and tensor subclasses): torch pops
@@ -124,11 +126,49 @@ class Windows:
         self.calls = 0
         self.unsafe_ticks = 0  # ticks that found no safe point while a toggle was due
         self.busy = False  # opening or closing a window, or ended
+        self.per_call_s = 0.0  # what recording costs a torch call (``calibrate``)
         self.script_profiler: scriptprofiler.Starter | None = None
         self._unwarn: Callable[[], None] | None = None
         self._unyield: Callable[[], None] | None = None
 
     # -- the run ---------------------------------------------------------------------
+    def calibrate(self, folder: str) -> None:
+        """Before the script runs: what recording costs a torch call here (``per_call_s``),
+        a tiny op timed bare and in a throwaway window of this configuration, from code
+        that passes for the user's (a file name in ``folder``, the script's). The sample
+        pass takes that cost out of the wall time the lines spent in the windows
+        (``SamplePass.finish``): a loop of tiny ops ran 5x slower there (2.6 us -> 14 us a
+        call with memory, measured) and read as a hot line. Also pays kineto's first start
+        here, not in the script's time."""
+        name = os.path.join(folder, "<bottleneck-lsp calibration>.py")
+        self.files.claim(name)
+        code = compile("for _ in range(n):\n    x = x + 1\n", name, "exec")
+        scope: dict[str, Any] = {"x": self.torch.zeros(2), "n": CALIBRATION_CALLS}
+        try:
+            exec(code, scope)  # warm
+            begin = time.perf_counter()
+            exec(code, scope)
+            bare = time.perf_counter() - begin
+            profiler, _ = make_profiler(self.torch, with_stack=False, device=None, memory=self.memory)
+            profiler.__enter__()
+            self._push_marker()
+            if self.cprofile is not None:
+                self.cprofile.profiler.enable()
+            begin = time.perf_counter()
+            exec(code, scope)
+            recorded = time.perf_counter() - begin
+            if self.cprofile is not None:
+                self.cprofile.profiler.disable()
+            self._pop_marker()
+            profiler.__exit__(None, None, None)
+        except Exception:  # noqa: BLE001 - uncalibrated: nothing is taken out
+            return
+        finally:
+            self.files.unclaim(name)
+        if self.cprofile is not None:  # a fresh table: the calibration's calls are not the script's
+            self.cprofile = CProfilePass(self.files, within=True)
+        self.per_call_s = max(recorded - bare, 0.0) / CALIBRATION_CALLS
+
     def start(self) -> None:
         """The script starts now (before the sampler: its ticks call ``tick``)."""
         self.run_started = time.perf_counter()
@@ -137,6 +177,10 @@ class Windows:
         if self.cprofile is not None:
             self.cprofile.start()  # (its fork hook, and its start time)
             self.cprofile.profiler.disable()
+        # The first window opens now, before the script's first line (a safe point: none of
+        # its code runs yet), so that a short script's first op is in it (one holding the
+        # GIL, such as a large torch.randn, delayed the first tick past it)
+        self._open()
 
     def tick(self, frame: FrameType) -> None:
         """The sampler's timer, in the main thread: open or close a window when one is due
@@ -350,6 +394,7 @@ class Windows:
             "run_s": round(run_s, 6),
             "spent_s": round(self.spent, 6),
             "torch_calls": self.calls,
+            "per_call_us": round(self.per_call_s * 1e6, 3),
             "spans": [[round(at, 6), round(span, 6), calls] for at, span, calls in self.spans[:MAX_SPANS]],
         }
         notes = out.setdefault("notes", [])

@@ -438,6 +438,7 @@ class Windows(Node):
     run_s: float
     spent_s: float
     torch_calls: int
+    per_call_us: float = 0.0  # what recording cost a torch call, measured before the script ran
     spans: list[list[float]] = field(default_factory=list)
 
 

@@ -74,8 +74,6 @@ async def test_profile_marks_the_hot_line_with_diagnostic_lens_and_hover(client:
     assert re.search(
         r"; ran once, op CPU and memory recorded in 1 window, [\d.]+ s of the", reports[-1].message or ""
     )
-    assert any(m.startswith("pass 2/2: cpu; top line so far fn_call.py:5 ") for m in started), started
-    assert any("annotations after the sample pass" in m.message for m in client.log_messages)
     refreshes = client.lens_refreshes  # type: ignore[attr-defined]
     if client.caps_name == "neovim":  # type: ignore[attr-defined]
         assert refreshes == 0  # never sent to a client without refresh support

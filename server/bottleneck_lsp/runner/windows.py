@@ -47,7 +47,7 @@ from typing import Any
 
 from . import compiletime, kinetolog, scriptprofiler
 from .attribution import Attributor
-from .autograddoc import autograd_document
+from .autograddoc import autograd_document, compile_work_note
 from .cprofilepass import CProfilePass
 from .linemarker import MemoryGuard, ScriptCallMarker, make_line_marker, place_warnings
 from .lineranges import LineRanges
@@ -398,6 +398,8 @@ class Windows:
             "spans": [[round(at, 6), round(span, 6), calls] for at, span, calls in self.spans[:MAX_SPANS]],
         }
         notes = out.setdefault("notes", [])
+        if a.compile_events:
+            notes.append(compile_work_note(a))
         if self.script_profiler is not None:
             notes.append(
                 f"{self.script_profiler.words()}: no window was recorded after that "

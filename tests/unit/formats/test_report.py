@@ -40,14 +40,14 @@ def test_a_one_run_report_says_the_script_ran_once_and_what_the_windows_cover() 
     assert re.search(
         r"Your script ran once: sampled \(wall and CPU time per line, at nearly the script's own speed\) "
         r"for its whole run, with the autograd profiler on the CPU and cProfile in windows of that same "
-        r"run \(recorded in 3 windows, 1\.67 s of the 5\.28 s run \(32%\)\)\.",
+        r"run \(recorded in 3 windows, 1\.62 s of the 4\.80 s run \(34%\)\)\.",
         opening,
     ), opening
-    assert "note: op CPU time and memory recorded in 3 windows, 1.67 s of the 5.28 s run (32%)" in text
+    assert "note: op CPU time and memory recorded in 3 windows, 1.62 s of the 4.80 s run (34%)" in text
     assert "note: cProfile counted the calls within the windows of the one run" in text
     table = text[text.index("Hotspots by source line") :]
     assert (
-        "op CPU: all torch ops' self CPU time (cpu pass), recorded in 3 windows, 1.67 s of the 5.28 s"
+        "op CPU: all torch ops' self CPU time (cpu pass), recorded in 3 windows, 1.62 s of the 4.80 s"
         in table
     )
     first = next(line for line in text.splitlines() if re.match(r"\S+:\d+:\d+: (warning|note): ", line))

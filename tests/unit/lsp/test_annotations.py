@@ -98,10 +98,10 @@ def test_a_one_run_hover_and_summary_say_what_the_windows_cover() -> None:
     hover = annotations.hover([hot], doc)
     assert re.search(
         r"\| op CPU \| \d+\.\d% \| [\d.]+ ms \| all torch ops' self CPU time \(cpu pass\), recorded in 3 "
-        r"windows, 1\.67 s of the 5\.28 s run \(32%\) \|",
+        r"windows, 1\.62 s of the 4\.80 s run \(34%\) \|",
         hover,
     ), hover
     summary = summary_line(doc, items)
     assert summary.startswith("train.py: done; top line train.py:42") and summary.endswith(
-        "; ran once, op CPU and memory recorded in 3 windows, 1.67 s of the 5.28 s run (32%)"
+        "; ran once, op CPU and memory recorded in 3 windows, 1.62 s of the 4.80 s run (34%)"
     ), summary

@@ -92,3 +92,16 @@ def test_the_scripts_own_modes_survive_the_windows(script: str) -> None:
     assert cpu is not None and cpu["windows"]["count"] >= 1
     # (the torch calls' innermost line of the user's files: the handler's call, as in a pass of its own)
     assert marker_line(script, "# CALL") in [line["line"] for line in cpu["lines"]]
+
+
+def test_a_script_that_takes_sigalrm_ends_the_windows_and_runs_as_without_us() -> None:
+    """The windows open and close at the sampler's SIGALRM ticks: a script that takes the
+    signal for itself gets it, and the windows end there, said in a note."""
+    result = profile("--format", "json", str(SCRIPTS / "alarm_user.py"))
+    assert result.returncode == 0, result.stderr[-3000:]
+    doc = json.loads(result.stdout)
+    sample = part_of(doc, PassName.SAMPLE)
+    assert sample is not None and "alarm fired" in sample["output_tail"]["stdout"]
+    cpu = part_of(doc, PassName.CPU)
+    assert cpu is not None and cpu["status"] == "ok"
+    assert any(n.startswith("the script took SIGALRM for itself") for n in cpu["notes"]), cpu["notes"]

@@ -347,11 +347,13 @@ def memory_lines(doc: Document, cwd: str, thresholds: Thresholds) -> list[str]:
         f"{size(m.live_at_end_bytes)} still live when the pass ended."
     )
     rows = [r for r in (doc.ranking.lines if doc.ranking else []) if ranking.MEMORY in r.columns]
-    rows.sort(key=lambda r: -ranking.memory_share(r))
+    # the table lists every line's figures (the floor under which a line is not marked for
+    # its memory, ``ranking.MEMORY_FLOOR_BYTES``, applies to marking, not to this table)
+    rows.sort(key=lambda r: -r.columns[ranking.MEMORY].share)
     shown = [
         r
         for i, r in enumerate(rows)
-        if i < MEMORY_ROWS or ranking.memory_share(r) >= thresholds.min_memory_share
+        if i < MEMORY_ROWS or r.columns[ranking.MEMORY].share >= thresholds.min_memory_share
     ]
     if shown:
         out.append("")

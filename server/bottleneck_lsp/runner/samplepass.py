@@ -56,6 +56,7 @@ class SamplePass:
         """Record the cpu pass in windows of this run (``windows.py``), before ``start``."""
         self.windows = Windows(torch, self.files, self.sampler, memory, with_cprofile, calls)
         self.sampler.on_tick = self.windows.tick
+        self.sampler.on_release = self.windows.timer_taken
         windows = self.windows
         self.sampler.windowed = lambda: windows.hooked
         windows.calibrate(os.path.dirname(self.script) or os.getcwd())

@@ -213,6 +213,7 @@ class ThreadSampler:
         # Called with the interrupted frame at each of the timer's ticks, in the main thread
         # (``windows.py`` opens and closes its windows there)
         self.on_tick: Callable[[FrameType], None] | None = None
+        self.on_release: Callable[[], None] | None = None  # ... and when the script takes the timer
         # ... and whether one of its windows records now: the time charged meanwhile is also
         # counted per line in ``windowed_ns`` (a line no window saw: ``RankedLine.unrecorded``)
         self.windowed: Callable[[], bool] | None = None
@@ -599,6 +600,8 @@ class ThreadSampler:
         signal.signal(signal.SIGALRM, self._previous_handler)
         self._previous_handler = None
         self.timer_released = True
+        if self.on_release is not None:  # (ticks end here: the one run's windows with them)
+            self.on_release()
 
     def stop(self) -> None:
         if self._previous_handler is not None:

@@ -225,6 +225,26 @@ class Windows:
             else:
                 self.unsafe_ticks += 1
 
+    def timer_taken(self) -> None:
+        """The script took SIGALRM for itself (``sampler.py``): no tick will open or close a
+        window again. The open window's recording ends now (kept); the line marker leaves
+        here when this is a safe point, else it passes calls through unmarked until the end."""
+        if self.ended:
+            return
+        self.ended = "timer"
+        if self.profiler is None and not self.hooked:
+            return
+        import sys
+
+        if self._safe(sys._getframe(1)):
+            self._close()
+            return
+        self.marker.tripped = True
+        profiler, self.profiler = self.profiler, None
+        if profiler is not None:
+            profiler.__exit__(None, None, None)
+            self._read(profiler)
+
     def stop(self) -> None:
         """The script ended (or is ending): the open window closes wherever it is."""
         self.ended = self.ended or "end"  # (first: a tick while this runs opens nothing)
@@ -404,6 +424,11 @@ class Windows:
             notes.append(
                 f"{self.script_profiler.words()}: no window was recorded after that "
                 f"({scriptprofiler.OWN_PROFILER_ADVICE[bool(self.script_profiler.library)]})"
+            )
+        elif self.ended == "timer":
+            notes.append(
+                "the script took SIGALRM for itself, whose ticks open and close the windows: no window "
+                "was recorded after that (--separate-runs records the cpu pass in a run of its own)"
             )
         elif self.ended == "memory":
             notes.append("the windows stopped: the process had grown by a third of the memory available")

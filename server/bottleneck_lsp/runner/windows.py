@@ -58,7 +58,10 @@ from .sampler import ThreadSampler
 SHARE = 0.15  # of the run's time, at most, spent recording windows and reading them
 FIRST_WINDOW_S = 1.0  # the first window's wall time, at most: a short script is recorded whole
 WINDOW_S = 0.3  # the others' (each closes at the first safe point after)
-FIRST_WINDOW_CALLS = 20_000  # torch calls the first window records, at most (half with memory)
+# torch calls the first window records, at most (half with memory): reading a window is the
+# one run's largest cost (10,865 calls with memory took 0.85 s to read, tiny_ops.py's whole body
+# being 0.40 s), so a few thousand; a short script's few hundred are recorded whole
+FIRST_WINDOW_CALLS = 4_000
 # ... and each later one: reading a window takes about 16 us an event, 5 events a torch call
 # with memory (measured: 10,169 calls, 50,845 events read in 0.83 s), and the next window
 # waits until the time spent is SHARE of the run: small windows, more often

@@ -14,7 +14,8 @@ How windows are chosen (docs/performance.md, "One run"):
   mode's handler) breaks torch's mode stack ("trying to pop from empty mode stack",
   measured); a window closes at a safe point too;
 - a window closes after ``WINDOW_S`` of wall time or ``WINDOW_CALLS`` torch calls (half
-  with memory events, which cost about as much again), whichever comes first; the events
+  with memory events, which cost about as much again), whichever comes first (the first:
+  ``FIRST_WINDOW_S``, ``FIRST_WINDOW_CALLS``); the events
   of one window are read into the per-line totals (``attribution.Attributor``) when it
   closes, before the next one opens, so the memory recording takes stays that of one
   window however long the run;

@@ -1,5 +1,6 @@
 """Running a profiling job: the plan of passes, one runner subprocess each, in the user's
-interpreter; the result document assembled as they end.
+interpreter (by default one: the sample pass's run records the cpu pass and cProfile in
+windows, ``one_run.py``); the result document assembled as they end.
 
 Shared by the command line and the language server. ``Job.run`` reads as plan (which
 passes, which are skipped and why), run (``processes.runner_process.RunnerProcess``: one process's life),

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from ..analysis import coverage
 from ..schema.model import Pass, PassName, RunnerPart
+from . import cprofile_ride
 from .spec import JobSpec
 
 
@@ -52,20 +53,6 @@ def placed(windowed: RunnerPart, sample: Pass) -> list[Pass]:
             f"cProfile counted the calls within the windows of the one run ({covered or 'none recorded'}); "
             "counts and times are of those windows, not the whole run (--separate-runs: a run of its own)"
         )
-        made.append(
-            Pass.given(
-                name=PassName.CPROFILE,
-                status=sample.status,
-                exit_code=sample.exit_code,
-                within=PassName.SAMPLE,
-                notes=[note],
-                script_wall_s=table.script_wall_s,
-                event_count=table.event_count,
-                totals=table.totals,
-                functions=table.functions,
-                call_sites=table.call_sites,
-                postprocess_s=table.postprocess_s,
-            )
-        )
+        made.append(cprofile_ride.table_pass(table, PassName.SAMPLE, sample.status, sample.exit_code, note))
     made.append(cpu)
     return made

@@ -138,6 +138,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/engine.py
 	$(PY) benchmarks/first_annotation.py
 	$(PY) benchmarks/end_to_end.py
+	$(PY) benchmarks/one_run.py
 	$(PY) benchmarks/memory.py
 	$(PY) benchmarks/line_source.py
 	$(PY) benchmarks/autograd_body.py

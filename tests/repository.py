@@ -15,6 +15,8 @@ SCHEMAS = TESTS / "schemas"
 PACKAGE = ROOT / "server" / "bottleneck_lsp"
 # A real job's document (examples/train.py, the cpu and sample passes), recorded once
 RECORDED = FIXTURES / "train-cpu.json"
+# ... and one of its default one run (the cpu pass and cProfile in windows of the sample pass's run)
+ONE_RUN = FIXTURES / "train-one-run.json"
 
 
 def recorded_json() -> dict[str, Any]:
@@ -24,3 +26,7 @@ def recorded_json() -> dict[str, Any]:
 
 def recorded() -> Document:
     return Document.from_json(recorded_json())
+
+
+def one_run() -> Document:
+    return Document.from_json(json.loads(ONE_RUN.read_text()))

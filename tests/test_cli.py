@@ -58,8 +58,17 @@ def test_script_exit_code_passes_through_and_later_passes_are_skipped() -> None:
     result = cli("--format", "json", str(SCRIPTS / "exits.py"), "7")
     assert result.returncode == 7
     doc = json.loads(result.stdout)
+    assert doc["runs"] == 1  # one run: every pass recorded in it ended with it
+    assert [(p["name"], p["status"], p["exit_code"]) for p in doc["passes"]] == [
+        ("sample", "exit", 7),
+        ("cprofile", "exit", 7),
+        ("cpu", "exit", 7),
+    ]
+    separate = cli("--separate-runs", "--format", "json", str(SCRIPTS / "exits.py"), "7")
+    assert separate.returncode == 7
+    doc = json.loads(separate.stdout)
     assert doc["passes"][0]["status"] == "exit" and doc["passes"][0]["exit_code"] == 7
-    assert doc["passes"][1]["status"] == "skipped"
+    assert doc["passes"][1]["status"] == "skipped" and doc["runs"] == 1
 
 
 def test_json_format_to_a_file_is_a_valid_document(tmp_path) -> None:  # type: ignore[no-untyped-def]
@@ -205,9 +214,8 @@ def test_a_warning_torch_gives_in_the_cpu_pass_names_the_users_line() -> None:
     assert "linemarker.py" not in err
 
 
-def test_on_a_terminal_the_first_pass_names_the_hot_line_before_the_others_run() -> None:
-    """stderr on a terminal (a real pseudo-terminal here): each pass as it starts and ends, and
-    after the sample pass, which runs at about the script's own speed, the hot line so far."""
+def _on_a_terminal(*args: str) -> tuple[subprocess.CompletedProcess[bytes], list[str]]:
+    """The command line run with stderr on a real pseudo-terminal: its progress lines."""
     import pty
     import threading
 
@@ -228,7 +236,7 @@ def test_on_a_terminal_the_first_pass_names_the_hot_line_before_the_others_run()
     reader.start()
     try:
         done = subprocess.run(
-            [sys.executable, "-m", "bottleneck_lsp", "--passes", "sample,cpu", str(SCRIPTS / "fn_call.py")],
+            [sys.executable, "-m", "bottleneck_lsp", *args],
             stdout=subprocess.PIPE,
             stderr=follower,
             timeout=300,
@@ -239,7 +247,23 @@ def test_on_a_terminal_the_first_pass_names_the_hot_line_before_the_others_run()
     os.close(leader)
     shown = b"".join(chunks).decode(errors="replace").replace("\r\n", "\n")
     assert done.returncode == 0, shown[-2000:]
-    lines = [line for line in shown.splitlines() if line.startswith("[bottleneck] ")]
+    return done, [line for line in shown.splitlines() if line.startswith("[bottleneck] ")]
+
+
+def test_on_a_terminal_the_one_run_says_what_it_records() -> None:
+    """stderr on a terminal: the one run as it starts (what it records in windows) and ends."""
+    _, lines = _on_a_terminal("--passes", "sample,cpu", str(SCRIPTS / "fn_call.py"))
+    assert lines == [
+        "[bottleneck] pass 1/1: sample (the script's one run, the cpu pass recorded in windows of it) ...",
+        "[bottleneck] pass sample: ok",
+    ], lines
+
+
+def test_on_a_terminal_the_first_pass_names_the_hot_line_before_the_others_run() -> None:
+    """stderr on a terminal, one run per pass (--separate-runs): each pass as it starts and ends,
+    and after the sample pass, which runs at about the script's own speed, the hot line so far."""
+    args = ("--separate-runs", "--passes", "sample,cpu", str(SCRIPTS / "fn_call.py"))
+    _, lines = _on_a_terminal(*args)
     hot = marker_line("fn_call.py", "# HOT")
     assert lines[0] == "[bottleneck] pass 1/2: sample ...", lines
     assert re.fullmatch(

@@ -38,6 +38,7 @@ from helpers import SCRIPTS, compiled, marker_line, typed
 
 def _run(script: str, **spec: Any) -> tuple[Document, list[JobEvent]]:
     events: list[JobEvent] = []
+    spec.setdefault("separate_runs", True)  # (the one run records cProfile in its windows)
     job = Job(JobSpec(script=str(SCRIPTS / script), python=sys.executable, **spec), on_event=events.append)
     doc = asyncio.run(job.run())
     typed(doc.to_json())  # the schema's one definition holds the new key too

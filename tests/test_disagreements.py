@@ -17,10 +17,11 @@ from bottleneck_lsp.lsp.summary import summary_line
 from helpers import SCRIPTS, marker_line, run_typed
 
 PASSES = ("sample", "cprofile", "cpu")
+SEPARATE = {"separate_runs": True}  # passes disagree only between runs: one per pass
 
 
 def test_a_script_doing_different_work_per_pass_is_flagged(tmp_path: Path) -> None:
-    doc = run_typed("counts_vary.py", str(tmp_path / "runs"), passes=PASSES)
+    doc = run_typed("counts_vary.py", str(tmp_path / "runs"), passes=PASSES, **SEPARATE)
     found = ranking.disagreements(doc)
     assert [d.function for d in found] == ["step"], found
     step = found[0]
@@ -37,7 +38,7 @@ def test_a_script_doing_different_work_per_pass_is_flagged(tmp_path: Path) -> No
 
 
 def test_a_script_doing_the_same_work_is_not_flagged() -> None:
-    doc = run_typed("counts_steady.py", passes=PASSES)
+    doc = run_typed("counts_steady.py", passes=PASSES, **SEPARATE)
     assert doc.status == "ok"
     cpu = doc.pass_named("cpu")
     expected = {"batches", "forward", "depth"} | ({"<listcomp>"} if sys.version_info < (3, 12) else set())
@@ -80,7 +81,7 @@ def test_a_thread_the_script_starts_is_named_where_a_pass_does_not_see_it() -> N
     main thread's ops; cProfile before 3.12 its calls: the passes say so when the script
     started a thread itself (the sample pass's own thread, which the runner starts, is not
     counted)."""
-    doc = run_typed("counts_threaded.py", passes=("sample", "cprofile", "cpu"))
+    doc = run_typed("counts_threaded.py", passes=("sample", "cprofile", "cpu"), **SEPARATE)
     notes = {p.name: [n for n in p.notes if "thread(s)" in n] for p in doc.passes}
     assert notes["sample"] == []
     assert notes["cpu"] == []  # it records every thread's ops (the next test)

@@ -167,7 +167,7 @@ def test_an_interpreter_that_never_runs_the_runner_is_named_and_the_next_passes_
     text = result.stdout.decode()
     assert f"{fake} never ran the profiler's runner (it exited with code 1 first)" in text
     assert "SyntaxError: invalid syntax (old python)" in text
-    assert f"(pass skipped: {fake} never ran the runner)" in text  # the cprofile pass
+    assert f"(pass skipped: {fake} never ran the runner)" in text  # the cprofile and cpu passes
     assert text.count("pass status: crashed") == 1
 
 
@@ -436,7 +436,9 @@ def test_failing_runs_print_the_environment_first_and_no_internal_traceback(tmp_
     ]
 
     def one(args: tuple[str, ...]) -> subprocess.CompletedProcess[bytes]:
-        return cli(str(SCRIPTS / args[0]), *args[1:])
+        # (a second pass fails only where the script runs once per pass)
+        separate = ("--separate-runs",) if args[0] == "fails_second_run.py" else ()
+        return cli(*separate, str(SCRIPTS / args[0]), *args[1:])
 
     from concurrent.futures import ThreadPoolExecutor
 
@@ -477,18 +479,23 @@ def test_a_job_stopped_before_its_first_pass_is_cancelled_not_ok() -> None:
 
 
 @pytest.mark.parametrize("fork", [True, False], ids=["forked", "fresh"])
-def test_progress_counts_the_passes_that_run_from_the_first_one(fork: bool) -> None:
-    """Without a GPU the automatic cuda pass is left out, and progress says 1/3, not 1/4:
-    the fork server tells whether torch sees a device before the first pass; without one
-    (--no-fork), the machine's device files do (it said 1/4, then 2/3)."""
+@pytest.mark.parametrize("separate", [False, True], ids=["one-run", "separate-runs"])
+def test_progress_counts_the_passes_that_run_from_the_first_one(fork: bool, separate: bool) -> None:
+    """Without a GPU the automatic cuda pass is left out, and progress says 1/3, not 1/4
+    (one run per pass), or 1/1 (the one run): the fork server tells whether torch sees a
+    device before the first pass; without one (--no-fork), the machine's device files do (it
+    said 1/4, then 2/3)."""
     events: list[JobEvent] = []
-    spec = JobSpec(str(SCRIPTS / "fn_call.py"), python=sys.executable, fork=fork)
+    spec = JobSpec(str(SCRIPTS / "fn_call.py"), python=sys.executable, fork=fork, separate_runs=separate)
     doc = asyncio.run(Job(spec, on_event=events.append).run())
     assert doc.status == "ok"
-    expected = ["sample", "cprofile", "cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+    gpu = torch.cuda.is_available()
+    expected = ["sample", "cprofile", "cpu"] if separate or gpu else ["sample"]
+    expected += ["cuda"] if gpu else []
     for kind in ("pass_start", "pass_end"):
         seen = [(e.pass_name, e.index, e.total) for e in events if e.kind == kind]
         assert seen == [(name, i, len(expected)) for i, name in enumerate(expected)]
+    assert [p.name for p in doc.passes] == ["sample", "cprofile", "cpu", *(["cuda"] if gpu else [])]
 
 
 def test_a_script_that_fails_shows_no_cuda_section_without_a_gpu() -> None:

@@ -30,7 +30,12 @@ from lsp_helpers import fork_servers, gone, our_folders, runner_pids
 def test_a_crash_in_one_pass_leaves_the_later_passes_running() -> None:
     # cProfile in a run of its own: on a loaded machine the sample pass's body can pass the
     # 1 s after which cProfile rides in the cpu pass's run, and the crash is then not its own
-    doc = run_job("dies_under_cprofile.py", passes=("sample", "cprofile", "cpu"), separate_cprofile=True)
+    doc = run_job(
+        "dies_under_cprofile.py",
+        passes=("sample", "cprofile", "cpu"),
+        separate_cprofile=True,
+        separate_runs=True,
+    )
     cprofile, cpu = part_of(doc, "cprofile"), part_of(doc, "cpu")
     assert cprofile is not None and cprofile["status"] == "crashed" and cprofile["signal"] == "SIGKILL"
     assert cpu is not None and cpu["status"] == "ok" and cpu["warm"] is True
@@ -159,7 +164,14 @@ def test_a_fork_server_killed_mid_pass_leaves_the_job_its_folder_and_its_later_p
     script.write_text("import time\nfor _ in range(20):\n    time.sleep(0.1)\n")
 
     async def scenario() -> Document:
-        job = Job(JobSpec(script=str(script), python=sys.executable, passes=("cprofile", "sample", "cpu")))
+        job = Job(
+            JobSpec(
+                script=str(script),
+                python=sys.executable,
+                passes=("cprofile", "sample", "cpu"),
+                separate_runs=True,
+            )
+        )
 
         async def kill_the_fork_server() -> None:
             while job._forks is None or not job._forks._children:
@@ -297,7 +309,7 @@ def test_each_forked_pass_draws_fresh_randomness_as_a_new_interpreter_would(tmp_
         "import random, json\nimport numpy, torch\n"
         "print('DRAWS ' + json.dumps([random.random(), float(numpy.random.rand()), float(torch.rand(1))]))\n"
     )
-    doc = run_job(str(script), passes=("sample", "cprofile", "cpu"))
+    doc = run_job(str(script), passes=("sample", "cprofile", "cpu"), separate_runs=True)
     draws = []
     for part in doc["passes"]:
         line = next(x for x in part["output_tail"]["stdout"].splitlines() if x.startswith("DRAWS "))
@@ -331,7 +343,7 @@ def test_a_forked_pass_runs_the_scripts_exit_handlers_and_not_the_servers(tmp_pa
 def test_a_script_that_needs_no_compiler_stack_never_pays_for_it() -> None:
     """trivial scripts (no optimizer, torch.func, checkpoint or compile) fork from a server
     that loaded torch alone: over a second of start-up less, and nothing set aside."""
-    doc = run_job("fn_call.py", passes=("sample", "cpu"))
+    doc = run_job("fn_call.py", passes=("sample", "cpu"), separate_runs=True)
     for part in doc["passes"]:
         assert part["warm"] is True and part["startup"]["import_torch_lazy_s"] == 0.0, part["startup"]
         assert part["startup"].get("compiler_stack_in_run_s") is None
@@ -343,7 +355,7 @@ def test_a_compiler_stack_the_guess_missed_is_set_aside_and_loaded_for_the_next_
     times the import, charges it to no line and says where it happened; the fork server then
     loads it before the next passes fork, which start with it (and no note)."""
     name = "hidden_compiler_stack.py"
-    doc = run_job(name, passes=("sample", "cprofile", "cpu"))
+    doc = run_job(name, passes=("sample", "cprofile", "cpu"), separate_runs=True)
     sample, cprofile, cpu = (part_of(doc, p) for p in ("sample", "cprofile", "cpu"))
     assert sample is not None and cprofile is not None and cpu is not None
     loaded = sample["startup"]["compiler_stack_in_run_s"]
@@ -378,7 +390,7 @@ def test_an_inductor_the_guess_missed_is_set_aside_and_loaded_for_the_next_passe
     the import of inductor's code generator, charges it to no line and says where; the next
     passes (forked from the fork server, or fresh interpreters) start with it loaded."""
     name = "hidden_compile.py"
-    doc = run_job(name, passes=("sample", "cprofile", "cpu"), fork=fork)
+    doc = run_job(name, passes=("sample", "cprofile", "cpu"), fork=fork, separate_runs=True)
     sample, cprofile, cpu = (part_of(doc, p) for p in ("sample", "cprofile", "cpu"))
     assert sample is not None and cprofile is not None and cpu is not None
     assert _preloaded(sample) == ["True", "False"]  # the stack guessed, inductor not
@@ -408,7 +420,7 @@ def test_a_compile_with_another_backend_is_set_aside_and_loads_no_code_generator
     and no code generator: the sample pass sets them aside and says so, and the next passes
     are not given inductor's 0.5 s of imports they would never use."""
     name = "hidden_compile.py"
-    doc = run_job(name, "eager", passes=("sample", "cpu"))
+    doc = run_job(name, "eager", passes=("sample", "cpu"), separate_runs=True)
     sample, cpu = part_of(doc, "sample"), part_of(doc, "cpu")
     assert sample is not None and cpu is not None
     assert sample["startup"].get("inductor_in_run_s") is None
@@ -420,7 +432,7 @@ def test_a_compile_with_another_backend_is_set_aside_and_loads_no_code_generator
 
 
 def test_without_fork_a_missed_compiler_stack_is_loaded_by_the_next_fresh_interpreters() -> None:
-    doc = run_job("hidden_compiler_stack.py", passes=("sample", "cpu"), fork=False)
+    doc = run_job("hidden_compiler_stack.py", passes=("sample", "cpu"), fork=False, separate_runs=True)
     sample, cpu = part_of(doc, "sample"), part_of(doc, "cpu")
     assert sample is not None and cpu is not None
     assert sample["warm"] is False and sample["startup"]["compiler_stack_in_run_s"] > 0.2

@@ -121,9 +121,12 @@ def test_neovim_block_profiles_and_quitting_leaves_no_process(tmp_path: Path) ->
     # the hot line's lens, run: Neovim opens the full report the server asks it to show
     assert seen.get("report_name") == "hot.py.bottleneck.txt", seen.get("report_name")
     assert "Hotspots by source line" in seen["report"]
-    # the progress a statusline shows, pass by pass, ending on the summary
+    # the progress a statusline shows, the one run, ending on the summary
     messages = [(p["kind"], p["message"]) for p in seen["progress"] if p["title"] == "Profiling hot.py"]
-    assert messages[:2] == [("begin", "2 passes"), ("report", "pass 1/2: sample")], messages
+    assert messages[:2] == [
+        ("begin", "starting"),
+        ("report", "pass 1/1: sample (the script's one run, the cpu pass recorded in windows of it)"),
+    ], messages
     assert messages[-1][0] == "end" and messages[-1][1].startswith(
         f"hot.py: done; top line hot.py:{HOT + 1} "
     )

@@ -67,7 +67,7 @@ def test_the_command_line_gives_argv_0_as_typed_as_plain_python_does(typed: str)
 
 @pytest.mark.parametrize("fork", [True, False], ids=["forked", "fresh"])
 def test_each_pass_runs_in_a_process_of_its_own(fork: bool) -> None:
-    doc = run_job("introspect.py", passes=("sample", "cprofile", "cpu"), fork=fork)
+    doc = run_job("introspect.py", passes=("sample", "cprofile", "cpu"), fork=fork, separate_runs=True)
     assert [p["name"] for p in doc["passes"]] == ["sample", "cprofile", "cpu"]
     assert all(p["status"] == "ok" and p["warm"] is fork for p in doc["passes"])
     pids = []
@@ -166,14 +166,26 @@ def test_kineto_start_and_stop_lines_are_dropped_and_the_rest_of_stderr_kept(cap
 
 
 def test_a_compiled_function_compiles_once_in_every_pass_and_its_compile_time_is_named() -> None:
-    """torch.compile under the passes: one compilation each, as without a profiler (the
+    """torch.compile under the passes: one compilation each run, as without a profiler (the
     cpu pass's line marker, traced by TorchDynamo, made it guard on the marker's count and
     recompile at every call until its limit sent the function back to eager: 10 times), and
-    each pass says how long it compiled."""
+    each run says how long it compiled: the one run (its first window records the compile),
+    and each pass with separate runs."""
+    separate = run_typed("compiled_eager.py", passes=("sample", "cprofile", "cpu"), separate_runs=True)
+    for part in separate.to_json()["passes"]:
+        assert part["status"] == "ok", part
+        said = [n for n in part["notes"] if n.startswith("torch.compile compiled")]
+        assert len(said) == 1 and said[0].startswith("torch.compile compiled 1 time for "), (
+            part["name"],
+            said,
+        )
     typed_doc = run_typed("compiled_eager.py", passes=("sample", "cprofile", "cpu"))
     doc = typed_doc.to_json()
+    assert doc["runs"] == 1
     for part in doc["passes"]:
         assert part["status"] == "ok", part
+        if part["name"] != "sample":
+            continue  # recorded in windows of the sample pass's run: its note says it
         said = [n for n in part["notes"] if n.startswith("torch.compile compiled")]
         assert len(said) == 1 and said[0].startswith("torch.compile compiled 1 time for "), (
             part["name"],

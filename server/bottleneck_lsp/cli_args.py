@@ -214,6 +214,13 @@ def add_profile_arguments(parser: argparse.ArgumentParser) -> None:
         help="skip the per-call line marker (faster on tiny-op loops; operator lines become their function)",
     )
     parser.add_argument(
+        "--separate-runs",
+        action="store_true",
+        help="run the script once per pass (sample, cprofile, cpu), as before one run: whole-run op "
+        "totals and call counts, at the cost of running the script three times; by default it runs "
+        "once, the cpu pass and cProfile recorded in windows of the sample pass's run",
+    )
+    parser.add_argument(
         "--separate-cprofile",
         action="store_true",
         help="always run the cprofile pass on its own; by default, when the sample pass found the "

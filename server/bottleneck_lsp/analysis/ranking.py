@@ -31,10 +31,11 @@ from ..schema.model import (
     RankedLine,
     Ranking,
     SampledLine,
+    Samples,
     ThreadLine,
     Verdict,
 )
-from . import distributed
+from . import coverage, distributed
 
 Hotspot = RankedLine  # a ranked row, as the presentation calls it
 
@@ -98,9 +99,19 @@ def amount(cell: Cell, kind: str) -> float:
     return float(cell.bytes or 0) if kind == MEMORY else cell.time_s
 
 
+# A line holding less than this at the memory peak is no memory hotspot, whatever its share
+# of a small peak (a 68.6 KB peak line read as "74.6% of it", a warning): its share counts
+# for nothing in marking lines (the figures stay in the document, the hover and the report)
+MEMORY_FLOOR_BYTES = 1_000_000
+
+
 def memory_share(row: Hotspot) -> float:
+    """The row's share of the memory peak, as it counts for marking the line: 0 below
+    ``MEMORY_FLOOR_BYTES``."""
     cell = row.columns.get(MEMORY)
-    return cell.share if cell is not None else 0.0
+    if cell is None or (cell.bytes or 0) < MEMORY_FLOOR_BYTES:
+        return 0.0
+    return cell.share
 
 
 WAITED = 0.1  # other threads on a CPU for less than this part of their time at a line: they waited
@@ -222,16 +233,40 @@ class _Rows:
         return row
 
 
+# The one run: when the cpu pass's windows took less than this part of the sampled time, the
+# wall time column is the time sampled outside them (at the script's own speed; windows spread
+# over the run leave a fair sample of it); a run mostly recorded (a short script, recorded
+# whole) is sampled with them
+WINDOWED_APART = 0.5
+
+
+def windows_apart(samples: Samples | None) -> bool:
+    """Whether the wall time column leaves the one run's windows out (``WINDOWED_APART``)."""
+    windowed = samples.windowed_s if samples is not None else None
+    return windowed is not None and samples is not None and 0 < windowed < WINDOWED_APART * samples.wall_s
+
+
 def _add_sampled(rows: _Rows, part: Pass) -> None:
     if part.samples is None:
         return
     total = part.samples.wall_s
+    apart = windows_apart(part.samples)
+    if apart:
+        total -= part.samples.windowed_s or 0.0
     for entry in part.samples.lines:
+        wall, scale = entry.wall_s, 1.0
+        if apart:
+            wall = round(entry.wall_s - (entry.windowed_s or 0.0), 6)
+            if wall <= 0:
+                continue  # sampled in the windows only
+            scale = wall / entry.wall_s
         row = rows.get(entry)
-        row.columns[WALL] = Cell(time_s=entry.wall_s, share=entry.wall_share)
-        python = entry.python_s
+        row.columns[WALL] = Cell(
+            time_s=wall, share=entry.wall_share if not apart else round(wall / total, 6) if total > 0 else 0.0
+        )
+        python = round(entry.python_s * scale, 6)
         row.columns[PYTHON] = Cell(time_s=python, share=round(python / total, 6) if total > 0 else 0.0)
-        compiling = entry.compiling_s
+        compiling = round(entry.compiling_s * scale, 6)
         if compiling > 0:
             row.columns[COMPILING] = Cell(
                 time_s=compiling, share=round(compiling / total, 6) if total > 0 else 0.0
@@ -321,12 +356,39 @@ def all_rows(doc: Document) -> list[Hotspot]:
     if cprofile is not None:
         _add_calls(rows.rows, cprofile)
     out = []
+    # the one run: lines the sampler never found while a window recorded
+    seen = (
+        {(e.file, e.line) for e in sample.samples.lines if e.windowed_s}
+        if cpu is not None and cpu.windows is not None and sample is not None and sample.samples is not None
+        else None
+    )
     for row in rows.rows.values():
+        if seen is not None and WALL in row.columns and CPU not in row.columns and row.key not in seen:
+            row.update(unrecorded=True)
         cell = row.columns.get(kind)
         row.kind = kind
         row.share, row.time_s = (cell.share, cell.time_s) if cell is not None else (0.0, 0.0)
         out.append(row)
     out.sort(key=lambda r: (-r.share, -sum(c.share for c in r.columns.values()), r.file, r.line))
+    return out
+
+
+def denominators(doc: Document) -> dict[str, str]:
+    """What each column's share is of, for this document: the columns recorded in windows
+    of the one run say how much of it they cover."""
+    out = {k: DENOMINATOR[k] for k in COLUMNS}
+    cpu = doc.pass_named(PassName.CPU)
+    covered = coverage.covered(cpu)
+    if covered:
+        out[CPU] += f", {covered}"
+        out[MEMORY] += f" ({covered})"
+        sample = doc.pass_named(PassName.SAMPLE)
+        samples = sample.samples if sample is not None else None
+        if windows_apart(samples):
+            for kind in (WALL, PYTHON, COMPILING):
+                out[kind] += ", outside the cpu pass's recording windows"
+        elif samples is not None and samples.windowed_s:
+            out[WALL] += ", the recording windows included (they cover most of the run)"
     return out
 
 
@@ -339,7 +401,7 @@ def ranking(doc: Document) -> Ranking:
     return Ranking(
         ranked_by=rows[0].kind if rows else ranking_kind(doc),
         disagreements=disagreements(doc),
-        denominators={k: DENOMINATOR[k] for k in COLUMNS},
+        denominators=denominators(doc),
         lines=rows,
     )
 

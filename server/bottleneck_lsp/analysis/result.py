@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from ..runner.bounded import load_json
-from ..schema.contract import SCHEMA_NAME, SCHEMA_VERSION
+from ..schema.contract import READABLE_VERSIONS, SCHEMA_NAME
 from ..schema.model import Document, ModelError
 from .ranking import conclude
 
@@ -24,8 +24,9 @@ def _problems(doc: Any) -> list[str]:
     problems = []
     if doc.get("schema") != SCHEMA_NAME:
         problems.append(f"'schema' is {str(doc.get('schema'))[:40]!r}, expected {SCHEMA_NAME!r}")
-    if doc.get("version") != SCHEMA_VERSION:
-        problems.append(f"'version' is {str(doc.get('version'))[:20]!r}, this tool reads {SCHEMA_VERSION}")
+    if doc.get("version") not in READABLE_VERSIONS:
+        readable = " and ".join(str(v) for v in READABLE_VERSIONS)
+        problems.append(f"'version' is {str(doc.get('version'))[:20]!r}, this tool reads {readable}")
     return problems
 
 

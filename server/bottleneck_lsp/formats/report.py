@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import textwrap
 
-from ..analysis import ranking
+from ..analysis import coverage, ranking
 from ..analysis.distributed import ratio
 from ..analysis.ranking import Hotspot, Thresholds
 from ..schema.model import DeviceSummary, Document, Pass, PassName, PassStatus
@@ -30,17 +30,29 @@ _RAN = {
 
 def banner(doc: Document) -> list[str]:
     """The report's opening: what ran (the passes that did), and how costs are charged."""
-    # a pass recorded in another's run (the cprofile pass in the cpu pass's) is not a run
+    # a pass recorded in another's run (the cprofile pass in the cpu pass's, the cpu pass in
+    # windows of the sample pass's) is not a run
     within = {p.within for p in doc.passes if p.within is not None and p.status == PassStatus.OK}
+    windowed = [p for p in doc.passes if p.windows is not None and p.status != PassStatus.SKIPPED]
     ran = [
         _RAN[p.name] + (" with cProfile in the same run" if p.name in within else "")
         for p in doc.passes
-        if p.status != PassStatus.SKIPPED and p.name in _RAN and p.within is None
+        if p.status != PassStatus.SKIPPED and p.name in _RAN and p.within is None and p.windows is None
     ]
     if not ran:
         return [BANNER, "", "No pass ran.", ""]
+    if windowed and doc.pass_named(PassName.SAMPLE) is not None:
+        inside = ["the autograd profiler on the CPU"] + (["cProfile"] if PassName.SAMPLE in within else [])
+        ran[0] = (
+            _RAN[PassName.SAMPLE] + " for its whole run, with " + " and ".join(inside) + " in windows of "
+            f"that same run ({coverage.covered(windowed[0])})"
+        )
     how = ", ".join(ran[:-1]) + (" and " if len(ran) > 1 else "") + ran[-1]
-    text = f"Your script ran once per pass, each in a process of its own: {how}."
+    if windowed:
+        runs = doc.runs or len(ran)
+        text = f"Your script ran {'once' if runs == 1 else f'{runs} times'}: {how}."
+    else:
+        text = f"Your script ran once per pass, each in a process of its own: {how}."
     window = ranking.window_s(doc)
     if window is not None:
         text += (
@@ -268,8 +280,9 @@ def _slowest(row: Hotspot) -> str:
     )
 
 
-def hotspot_table(hotspots: list[Hotspot], cwd: str) -> list[str]:
-    """One row per line, ranked by one column (the first); each column's denominator below."""
+def hotspot_table(hotspots: list[Hotspot], cwd: str, denominators: dict[str, str] | None = None) -> list[str]:
+    """One row per line, ranked by one column (the first); each column's denominator below
+    (``denominators``: the document's ranking's, else the columns' own)."""
     out = _section("Hotspots by source line")
     if not hotspots:
         return [*out, "(no line of your files passed the thresholds)"]
@@ -299,7 +312,7 @@ def hotspot_table(hotspots: list[Hotspot], cwd: str) -> list[str]:
             -1, f"(wall time has fewer than {ranking.MIN_TICKS} samples: too short a run to rank by it)"
         )
     for k in present:
-        out.append(f"  {ranking.SHORT[k]}: {ranking.DENOMINATOR[k]}")
+        out.append(f"  {ranking.SHORT[k]}: {(denominators or {}).get(k) or ranking.DENOMINATOR[k]}")
     if spread:
         out.append(
             "  distributed: each share and time is the ranks' median; slowest rank: the rank with the "
@@ -334,11 +347,13 @@ def memory_lines(doc: Document, cwd: str, thresholds: Thresholds) -> list[str]:
         f"{size(m.live_at_end_bytes)} still live when the pass ended."
     )
     rows = [r for r in (doc.ranking.lines if doc.ranking else []) if ranking.MEMORY in r.columns]
-    rows.sort(key=lambda r: -ranking.memory_share(r))
+    # the table lists every line's figures (the floor under which a line is not marked for
+    # its memory, ``ranking.MEMORY_FLOOR_BYTES``, applies to marking, not to this table)
+    rows.sort(key=lambda r: -r.columns[ranking.MEMORY].share)
     shown = [
         r
         for i, r in enumerate(rows)
-        if i < MEMORY_ROWS or ranking.memory_share(r) >= thresholds.min_memory_share
+        if i < MEMORY_ROWS or r.columns[ranking.MEMORY].share >= thresholds.min_memory_share
     ]
     if shown:
         out.append("")
@@ -493,7 +508,7 @@ def render(doc: Document, thresholds: Thresholds | None = None, cwd: str | None 
     lines += verdict_lines(doc)
     lines += ranks_lines(doc, cwd)
     lines += error_lines(doc, cwd)
-    lines += hotspot_table(spots, cwd)
+    lines += hotspot_table(spots, cwd, doc.ranking.denominators if doc.ranking is not None else None)
     lines += memory_lines(doc, cwd, thresholds)
     lines += ["", *compiler_lines(spots, cwd, thresholds), *straggler_compiler_lines(doc, cwd)]
     lines += lingering_lines(doc, cwd)

@@ -27,6 +27,7 @@ from ..analysis.ranking import (
     kernel_label,
     threads_waited,
 )
+from ..analysis.ranking import memory_share as share_of_peak
 from ..schema.model import Disagreement, Distributed, Straggler, Verdict
 
 NOTABLE_MEMORY_SHARE = Thresholds().min_memory_share
@@ -54,8 +55,7 @@ def _notable(row: Hotspot, memory_share: float) -> bool:
     """Memory is worded where the line holds at least ``memory_share`` of the peak (the
     threshold that annotates a line for its memory: every figure is in the document, the
     hover and the report's memory section)."""
-    cell = row.columns.get(MEMORY)
-    return cell is not None and cell.share >= memory_share
+    return MEMORY in row.columns and share_of_peak(row) >= memory_share
 
 
 def counted(n: int, noun: str) -> str:
@@ -185,6 +185,8 @@ def message(row: Hotspot, plain: bool = False, memory_share: float = NOTABLE_MEM
         if kind == WALL and COMPILING in row.columns:
             text += f", {compiling_text(row)}"
         parts.append(text)
+    if row.unrecorded:
+        parts.append("not in the recorded windows (no op CPU time or memory)")
     if not row.ops and row.calls:
         parts.append("calls " + ", ".join(f"{c.name} {_times(plain)}{c.count}" for c in row.calls[:3]))
     text = "; ".join(parts)

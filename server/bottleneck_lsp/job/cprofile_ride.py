@@ -112,17 +112,23 @@ def ridden(rider: CProfileTable | None, cpu: Pass, doc: Document) -> tuple[Pass 
         f'second; one run\'s call counts, so "passes disagree" has no second run to compare '
         f"({SEPARATE_HINT})"
     )
-    made = Pass.given(
+    return table_pass(rider, PassName.CPU, PassStatus.OK, 0, note), ""
+
+
+def table_pass(
+    table: CProfileTable, within: PassName, status: PassStatus, exit_code: int | None, note: str
+) -> Pass:
+    """The cprofile pass made of a table recorded in another pass's run (``within``)."""
+    return Pass.given(
         name=PassName.CPROFILE,
-        status=PassStatus.OK,
-        exit_code=0,
-        within=PassName.CPU,
+        status=status,
+        exit_code=exit_code,
+        within=within,
         notes=[note],
-        script_wall_s=rider.script_wall_s,
-        event_count=rider.event_count,
-        totals=rider.totals,
-        functions=rider.functions,
-        call_sites=rider.call_sites,
-        postprocess_s=rider.postprocess_s,
+        script_wall_s=table.script_wall_s,
+        event_count=table.event_count,
+        totals=table.totals,
+        functions=table.functions,
+        call_sites=table.call_sites,
+        postprocess_s=table.postprocess_s,
     )
-    return made, ""

@@ -1,5 +1,6 @@
 """Running a profiling job: the plan of passes, one runner subprocess each, in the user's
-interpreter; the result document assembled as they end.
+interpreter (by default one: the sample pass's run records the cpu pass and cProfile in
+windows, ``one_run.py``); the result document assembled as they end.
 
 Shared by the command line and the language server. ``Job.run`` reads as plan (which
 passes, which are skipped and why), run (``processes.runner_process.RunnerProcess``: one process's life),
@@ -21,7 +22,8 @@ from .. import __version__
 from ..analysis import distributed, ranking
 from ..processes import crash_site, torchrun
 from ..processes.fork_server import ForkServer, ForkServerError, environ, runner_folder
-from ..processes.runner_process import RunnerProcess
+from ..processes.runner_process import OnOutput, RunnerProcess
+from ..processes.unwanted_lines import Unwanted
 from ..schema import torchrun_options
 from ..schema.contract import (
     DEVICE_PASSES,
@@ -52,7 +54,7 @@ from ..schema.model import (
     Startup,
     Tool,
 )
-from . import cprofile_ride
+from . import cprofile_ride, one_run
 from .compiler_guess import guess as guess_compiler_stack
 from .spec import JobSpec, validate
 
@@ -166,6 +168,12 @@ class Job:
         # alone after all, why
         self._riding = False  # until the cpu pass ends
         self._alone_note = ""
+        # One run (one_run.py): the sample pass's run records the cpu pass in windows, and
+        # cProfile within them where the cprofile pass is planned
+        self._once = False
+        self._once_cprofile = False
+        self._windowed: RunnerPart | None = None  # what the sample pass's run recorded so
+        self._runs = 0  # times the script ran
 
     def use_forks(self, forks: ForkServer | None) -> None:
         """Fork the passes from this server (kept warm by the caller), before ``run``."""
@@ -201,6 +209,7 @@ class Job:
         self._parts = _shared_parts(spec)
         try:
             await self._start_forks()
+            planned = self._plan_once(planned)
             if not spec.distributed:
                 guessed = await asyncio.to_thread(guess_compiler_stack, spec.script, spec.roots)
                 self._compiler_stack, self._inductor = guessed.stack, guessed.inductor
@@ -219,6 +228,8 @@ class Job:
                     self._place_ridden(rider, part, doc, planned, index)
                 if not part.omit:
                     doc.passes.append(part)
+                if self._once and name == PassName.SAMPLE:
+                    self._place_windows(part, doc, planned, index, stop_reason)
                 stop_reason = stop_reason or _stop_reason(part)
                 if not stop_reason and ranking.runner_never_started(doc):
                     # the next passes would end the same way
@@ -241,6 +252,7 @@ class Job:
                 await self._forks.close()
             shutil.rmtree(workdir, ignore_errors=True)
             self._workdir = None
+        doc.update(runs=self._runs)
         return ranking.conclude(doc)
 
     async def _run_planned(
@@ -257,13 +269,17 @@ class Job:
                 name,
                 counted.index(name),
                 len(counted),
-                forecast=_window(spec.duration) or forecast(name, doc, spec.exact_lines),
+                forecast=_window(spec.duration)
+                or self._once_forecast(name)
+                or forecast(name, doc, spec.exact_lines),
             )
         )
         following = planned[index + 1] if index + 1 < len(planned) else None
         forking = self._forking()
         parts = await self._run_pass(name, workdir, index == 0, following)
+        self._runs += 1
         rider = parts[0].cprofile if parts else None
+        self._windowed = parts[0].windowed if parts and self._once else None
         # (given up by this pass's own start, which said why, it did not end here)
         if forking is not None and forking.gone and not self._stopped and not self._fork_note:
             self._note_fork_server_death(forking)
@@ -343,6 +359,8 @@ class Job:
             return await runner.finish(self.spec.timeout, lambda: self._stopped, self.spec.duration)
         finally:
             self._running = None
+            if runner.unwanted is not None:
+                runner.unwanted.end()
 
     async def _start_forks(self) -> None:
         if self._forks is not None or not self.spec.fork:
@@ -441,6 +459,60 @@ class Job:
             return ending or self._stopped or not _device_files()
         return not available
 
+    def _place_windows(
+        self, sample: Pass, doc: Document, planned: list[PassName], index: int, stop_reason: str
+    ) -> None:
+        """The passes the one run recorded in windows, after the sample pass; where its run
+        recorded none, they are skipped and say why, and cProfile, which needs no torch,
+        runs alone next where torch did not import (a script of plain Python)."""
+        windowed, self._windowed = self._windowed, None
+        if windowed is not None:
+            doc.passes.extend(one_run.placed(windowed, sample))
+            return
+        env = doc.environment
+        no_torch = env is not None and env.torch is None and sample.status != PassStatus.SYNTAX_ERROR
+        reason = (
+            stop_reason
+            or _stop_reason(sample)
+            or (f"{self.spec.python} never ran the runner" if ranking.runner_never_started(doc) else "")
+            or f"the script's one run (the sample pass) recorded no window (status {sample.status})"
+        )
+        for name in (PassName.CPROFILE, PassName.CPU):
+            if name == PassName.CPROFILE and not self._once_cprofile:
+                continue
+            if name == PassName.CPROFILE and no_torch and not stop_reason:
+                planned.insert(index + 1, PassName.CPROFILE)  # its own run: it needs no torch
+                continue
+            skipped = self._skip_reason(name, doc, stop_reason) or Pass.given(
+                name=name, status=PassStatus.SKIPPED, skip_reason=reason
+            )
+            doc.passes.append(skipped)
+
+    def _once_forecast(self, name: PassName) -> str:
+        """What the progress says before the one run ("" for any other pass)."""
+        if not self._once or name != PassName.SAMPLE:
+            return ""
+        inside = "the cpu pass and cProfile" if self._once_cprofile else "the cpu pass"
+        return f"the script's one run, {inside} recorded in windows of it"
+
+    def _plan_once(self, planned: list[PassName]) -> list[PassName]:
+        """The passes that run the script: the cpu pass (and cProfile, unless
+        --separate-cprofile) recorded in the sample pass's run where one run applies."""
+        spec = self.spec
+        if not one_run.planned(spec, planned, self._gpu_likely()):
+            return planned
+        self._once = True
+        self._once_cprofile = PassName.CPROFILE in planned and not spec.separate_cprofile
+        carried = (PassName.CPU, PassName.CPROFILE) if self._once_cprofile else (PassName.CPU,)
+        return [name for name in planned if name not in carried]
+
+    def _gpu_likely(self) -> bool:
+        """Whether torch may find a GPU here: as the fork server's torch said, else the
+        machine's device files (``_device_files``)."""
+        forks = self._forking()
+        said = forks.startup.get("cuda_available") if forks is not None else None
+        return said if isinstance(said, bool) else _device_files()
+
     def _counted(self, planned: list[PassName], doc: Document, stop_reason: str) -> list[PassName]:
         """The passes progress counts ("pass 2/3"): the planned ones less those left out,
         and less the cprofile pass that rides in the cpu pass's run; one planned again (the
@@ -460,6 +532,7 @@ class Job:
         spec = self.spec
         assert spec.cwd is not None
         forks = self._forking()
+        windows = self._once and name == PassName.SAMPLE
         return RunnerArgs(
             pass_name=name,
             script=spec.script,
@@ -472,11 +545,12 @@ class Job:
             environment=first,
             exact_lines=spec.exact_lines,
             count_entries=counts_entries(name, spec.passes),
-            with_cprofile=name == PassName.CPU and self._riding,
+            with_cprofile=(name == PassName.CPU and self._riding) or (windows and self._once_cprofile),
             compiler_stack=self._compiler_stack,
             inductor=self._inductor,
             event_budget=spec.event_budget,
-            memory=spec.memory and name in (PassName.CPU, PassName.CUDA),
+            memory=spec.memory and (name in (PassName.CPU, PassName.CUDA) or windows),
+            windows=windows,
             save_raw=self.raw_path(name),
             wait_fd=wait_fd,
             per_rank=spec.distributed,
@@ -512,9 +586,29 @@ class Job:
             # before they meet): each node's own, and on node 0 every rank's.
             _clear_parts(out, spec.report_ranks())
 
-        def output(stream: str, text: str, data: bytes) -> None:
+        def forward(stream: str, text: str, data: bytes) -> None:
             self.on_event(JobEvent("output", name, stream=stream, text=text, data=data))
 
+        # memory recorded: torch's allocator warning kept out of the output (unwanted_lines.py)
+        args = self._runner_args(name, workdir, out, first)
+        unwanted = Unwanted(lambda text, data: forward("stderr", text, data)) if args.memory else None
+
+        def output(stream: str, text: str, data: bytes) -> None:
+            if unwanted is not None and stream == "stderr":
+                if data:  # (the decoder's last characters come again from the bytes)
+                    unwanted.feed(data)
+                return
+            forward(stream, text, data)
+
+        runner = await self._launch(name, workdir, out, first, wait, output)
+        runner.unwanted = unwanted
+        return runner
+
+    async def _launch(
+        self, name: PassName, workdir: str, out: str, first: bool, wait: bool, output: OnOutput
+    ) -> RunnerProcess:
+        spec = self.spec
+        assert spec.cwd is not None
         forks = self._forking()
         if forks is not None:
             try:

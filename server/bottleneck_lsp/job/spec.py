@@ -39,6 +39,10 @@ class JobSpec:
     # cProfile always in a run of its own; False: in the cpu pass's run where that costs
     # little (job/cprofile_ride.py)
     separate_cprofile: bool = False
+    # One run per pass (sample, cprofile, cpu), as before one run: whole-run op totals, at
+    # the cost of running the script three times. False: the sample pass's run records the
+    # cpu pass in windows and cProfile within them (runner/windows.py, job/one_run.py).
+    separate_runs: bool = False
     prestart: bool = True  # without a fork server: start the pass after cprofile while cprofile runs
     save_raw: str | None = None  # a folder: each profiler pass writes its raw recording there (RAW_PASSES)
     # the autograd passes record allocations (memory per line); with ``passes`` given, it is

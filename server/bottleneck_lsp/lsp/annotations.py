@@ -335,6 +335,12 @@ def doc_ranks(doc: Document | None) -> str:
     return f"{n} ranks" if n else "ranks"
 
 
+def _denominator(doc: Document | None, kind: str) -> str:
+    """What the column's share is of, in this document (windows of the one run said)."""
+    said = doc.ranking.denominators if doc is not None and doc.ranking is not None else {}
+    return said.get(kind) or ranking.DENOMINATOR[kind]
+
+
 def hover(annotations: list[Annotation], doc: Document | None) -> str:
     """Markdown: a table row per pass for this line, and the CPU/GPU verdict."""
     rows = []
@@ -373,7 +379,7 @@ def hover(annotations: list[Annotation], doc: Document | None) -> str:
             )
             rows.append(
                 f"| {ranking.SHORT[kind]}{mark} | {cell.share * 100:.1f}% | {figure} "
-                f"| {ranking.DENOMINATOR[kind]} |"
+                f"| {_denominator(doc, kind)} |"
             )
         spread = wording.spread_text(row, row.kind)
         if spread:

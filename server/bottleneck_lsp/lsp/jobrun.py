@@ -16,7 +16,6 @@ from pygls.progress import Progress
 
 from ..analysis import ranking
 from ..job.job import JobEvent
-from ..schema.contract import PASSES
 from ..schema.model import Document, PassStatus
 from . import asking
 from .annotations import Annotation
@@ -153,13 +152,12 @@ class _EditorRun:
         if created is None and self.token not in progress.tokens:
             self.token = None
             return
-        planned = list(self.job.spec.passes or PASSES)
         progress.begin(
             self.token,
             types.WorkDoneProgressBegin(
                 title=f"Profiling {self.name}",
-                # how many run is known once the fork server says whether there is a GPU
-                message=f"{len(planned)} passes" if self.job.spec.passes is not None else "starting",
+                # how many run (one run, or one per pass, a GPU's) is known once the job starts
+                message="starting",
                 percentage=0,
                 cancellable=True,
             ),

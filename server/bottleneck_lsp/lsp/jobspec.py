@@ -58,6 +58,7 @@ def job_spec(settings: Settings, workspace: Workspace, arguments: ProfileArgumen
         duration=given.duration,
         exact_lines=given.exact_lines,
         separate_cprofile=given.separate_cprofile,
+        separate_runs=given.separate_runs,
         event_budget=given.event_budget,
         fork=given.fork,
         nproc_per_node=nproc,

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import os
 
-from ..analysis import ranking
+from ..analysis import coverage, ranking
 from ..formats import wording
-from ..schema.model import Document, PassStatus
+from ..schema.model import Document, PassName, PassStatus
 from . import annotations as notes
 
 
@@ -64,4 +64,7 @@ def summary_line(doc: Document, added: list[notes.Annotation], so_far: str = "")
         if straggler.lines:
             late = straggler.lines[0]
             head += f", {os.path.basename(late.file)}:{late.line} +{wording.ms(late.excess_s)}"
+    covered = coverage.covered(doc.pass_named(PassName.CPU))
+    if covered and not so_far:
+        head += f"; ran once, op CPU and memory {covered}"
     return head

@@ -23,6 +23,7 @@ from ..runner.lingering import BACKSTOP_S, EXIT_GRACE_S
 from ..runner.strays import end_strays
 from ..schema.contract import LINGER_STACKS_SUFFIX, STOP_TAKEN_SUFFIX, environment_file, rank_part
 from ..schema.model import Environment, ModelError, OutputTail, PassName, PassStatus, RunnerPart, ScriptError
+from .unwanted_lines import Unwanted
 
 OUTPUT_TAIL_BYTES = 64 * 1024
 KILL_GRACE_S = 15.0  # time for the runner to process and write partial results
@@ -157,6 +158,7 @@ class RunnerProcess:
         self._go = go  # write end of the go pipe, for a runner started ahead of its turn
         self._drains: asyncio.Future[Any] | None = None
         self._stopping: asyncio.Future[bool] | None = None  # a stop under way (``terminate``)
+        self.unwanted: Unwanted | None = None  # its stderr's filter, ended by the job after ``finish``
 
     def _drain_all(self, stdout: Reader, stderr: Reader, on_output: OnOutput) -> None:
         self._drains = asyncio.gather(

@@ -73,8 +73,11 @@ class _Run:
                 self.profiler.stop()
                 measured = self.profiler.finish()
                 notes = measured.pop("notes", [])
+                windowed = measured.pop("windowed", None)
                 self.part.update_json(measured, "the pass's results")  # checked: all or nothing
                 self.part.update(notes=[*self.part.notes, *notes])
+                if windowed is not None:
+                    self._windowed(windowed)
             except Exception as exc:  # noqa: BLE001 - report, never lose the rest
                 self.part.add_note(f"profiler results lost: {type(exc).__name__}: {exc}")
         if self.lazy is not None:
@@ -107,6 +110,17 @@ class _Run:
         # What the script started in sessions of its own, the parent's kill of this
         # group at the pass's end would miss (the rest of the group goes then)
         strays.end_strays()
+
+    def _windowed(self, measured: dict[str, Any]) -> None:
+        """The cpu pass recorded in windows of this run: its part, beside this one's."""
+        part = self.part
+        windowed = RunnerPart.given(name=PassName.CPU, status=part.status, exit_code=part.exit_code)
+        try:
+            windowed.update_json(measured, "the windows' results")
+        except Exception as exc:  # noqa: BLE001 - report, never lose the rest
+            part.add_note(f"the windows' results lost: {type(exc).__name__}: {exc}")
+            return
+        part.update(windowed=windowed)
 
     def _set_aside(self, begin: bool) -> None:
         aside = getattr(self.profiler, "set_aside", None)
@@ -248,6 +262,14 @@ class _Run:
             self.profiler = SamplePass(
                 self.files, torch if on_device else None, save_raw=ns.save_raw, script=script_path
             )
+            if ns.windows and on_device:
+                # (the job asks for windows on a CPU-only machine: job/one_run.py)
+                part.add_note(
+                    "the cpu pass was not recorded in windows of this run: the device's recording "
+                    "for the verdict holds torch's one profiler"
+                )
+            elif ns.windows and torch is not None:
+                self.profiler.record_windows(torch, ns.memory, ns.with_cprofile, 0)
         elif torch is None:
             part.update(status=PassStatus.SKIPPED, skip_reason=f"torch is not importable: {torch_error}")
             self.conclude()

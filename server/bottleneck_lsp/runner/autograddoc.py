@@ -92,6 +92,15 @@ def _device_fields(a: Attributor, s: LineStats) -> dict[str, Any]:
 TOP_TABLE_OPS = 50
 
 
+def compile_work_note(a: Attributor) -> str:
+    """What the pass left out as torch.compile's own work (its compile ranges)."""
+    return (
+        f"torch.compile's own work in this pass, {a.compile_ns / 1e9:.2f} s under its "
+        f"compile ranges ({a.compile_events:,} events: tracing, code generation), "
+        "is left out of the op CPU time and the op table: it is compilation, not your ops"
+    )
+
+
 def autograd_document(a: Attributor, activities: list[Activity] | None, wall_ns: int) -> dict[str, Any]:
     """A walked profile as the pass's part of the result document. ``activities``: the
     device events and runtime calls (the CUDA pass), charged here to the ops that

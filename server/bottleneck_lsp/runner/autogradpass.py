@@ -19,7 +19,7 @@ from ..schema.contract import PYTHON_HEAVY_CALLS, PYTHON_HEAVY_RATIO
 from ..schema.model import PassName
 from . import device, scriptprofiler
 from .attribution import Attributor, LineStats
-from .autograddoc import autograd_document
+from .autograddoc import autograd_document, compile_work_note
 from .cprofilepass import CProfilePass
 from .entrycount import EntryCounter
 from .linemarker import (
@@ -288,11 +288,7 @@ class AutogradPass:
                 f"{why}; the rest ran unprofiled and shares cover the recorded part ({advice})"
             )
         if attributor.compile_events:
-            out.setdefault("notes", []).append(
-                f"torch.compile's own work in this pass, {attributor.compile_ns / 1e9:.2f} s under its "
-                f"compile ranges ({attributor.compile_events:,} events: tracing, code generation), "
-                "is left out of the op CPU time and the op table: it is compilation, not your ops"
-            )
+            out.setdefault("notes", []).append(compile_work_note(attributor))
         heavy = python_heavy_note(
             attributor.python_events, self.stop_s + time.perf_counter() - begin, self.stopped - self.started
         )

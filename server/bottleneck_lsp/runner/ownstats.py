@@ -6,7 +6,9 @@ standard library's ``signal.signal`` and the ``enum`` calls under it, the at-for
 registration). In a short script's table they rank among the user's, and they were never
 the script's work. Dropped: the runner's own functions, then, until nothing changes, any
 function all of whose callers were dropped, unless it led to the user's code (``exec``
-runs the script, and keeps its call). A function that both the script and the runner
+runs the script, and keeps its call), and a function never seen called (no call, no caller:
+it was running when a window of the one run turned the profile on) that led to none of the
+user's code. A function that both the script and the runner
 called keeps the script's part only: each caller's share is in cProfile's ``callers``.
 
 Standard library only: this runs in the user's interpreter.
@@ -26,8 +28,14 @@ def without_runner(
     """``stats`` as ``pstats.Stats(...).stats`` has them: (primitive calls, calls, own
     time, cumulative time, callers), each caller's (calls, primitive calls, own time,
     cumulative time) of this function. Returns new stats; ``stats`` is left as it was."""
-    dropped = {key for key in stats if is_runner(key[0])}
     leads_to_user = _ancestors({key for key in stats if is_user(key)}, stats)
+    # and what was running, never seen called, when a window turned the profile on (the
+    # runner's own bytecode reading, under its line marker) and led to none of the user's code
+    dropped = {
+        key
+        for key, value in stats.items()
+        if is_runner(key[0]) or (value[1] == 0 and not value[4] and key not in leads_to_user)
+    }
     changed = True
     while changed:
         changed = False

@@ -55,6 +55,13 @@ class FileClassifier:
         self._excluded = _library_dirs(self.roots)
         self._cache: dict[str, str | None] = {}
 
+    def claim(self, file_name: str) -> None:
+        """Count a name with no file as the user's (the one run's calibration code)."""
+        self._cache[file_name] = file_name
+
+    def unclaim(self, file_name: str) -> None:
+        self._cache.pop(file_name, None)
+
     def is_user(self, file_name: str) -> bool:
         """Whether a file name (a code object's, as the profilers report it) is the user's."""
         return self.resolve(file_name) is not None

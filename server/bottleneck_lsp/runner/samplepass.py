@@ -6,6 +6,7 @@ Standard library and torch only: it runs in the user's interpreter.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from typing import Any
@@ -16,6 +17,7 @@ from .paths import FileClassifier
 from .profilerconfig import make_profiler
 from .rawsave import save_raw
 from .sampler import ThreadSampler
+from .windows import Windows
 
 PLACED_AT_LEAST = 0.5  # of the script's wall time, placed on lines by the sample pass, or a note
 
@@ -48,6 +50,16 @@ class SamplePass:
         self.device_paused_ns = 0  # time set aside (the sampler's) before that
         self._unyield: Callable[[], None] | None = None  # scriptprofiler, while it records
         self.script_profiler: scriptprofiler.Starter | None = None  # who started one, where
+        self.windows: Windows | None = None  # the cpu pass, recorded in windows of this run
+
+    def record_windows(self, torch: Any, memory: bool, with_cprofile: bool, calls: int) -> None:
+        """Record the cpu pass in windows of this run (``windows.py``), before ``start``."""
+        self.windows = Windows(torch, self.files, self.sampler, memory, with_cprofile, calls)
+        self.sampler.on_tick = self.windows.tick
+        self.sampler.on_release = self.windows.timer_taken
+        windows = self.windows
+        self.sampler.windowed = lambda: windows.hooked
+        windows.calibrate(os.path.dirname(self.script) or os.getcwd())
 
     def start(self) -> None:
         if self.device is not None:
@@ -55,6 +67,8 @@ class SamplePass:
             self._unyield = scriptprofiler.yield_to_script(self._yield_to_script)
         self.running = True
         self.started = time.perf_counter()
+        if self.windows is not None:
+            self.windows.start()
         self.sampler.start()
 
     def compiled_at(self) -> list[tuple[str, int, float]]:
@@ -94,6 +108,8 @@ class SamplePass:
         if not self.running:
             return
         self.running = False
+        if self.windows is not None:
+            self.windows.stop()  # (its last window's time is set aside before the sampler stops)
         self.sampler.stop()
         self.stopped = time.perf_counter()
         if self._unyield is not None:
@@ -151,5 +167,43 @@ class SamplePass:
                 )
             out["device"] = device.summarize(activities, recorded_ns, runtime)
             out["device_event_count"] = sum(1 for a in activities if a.on_device)
+        windows = self.windows
+        if windows is not None:
+            windowed = windows.finish()
+            if windows.spans:
+                recorded = sum(span for _, span, _ in windows.spans)
+                cut = _take_out_recording(samples, windowed.get("lines", []), windows.per_call_s)
+                out["notes"].append(
+                    f"the cpu pass recorded in {len(windows.spans)} window(s) of this run, {recorded:.2f} s "
+                    f"of it: what recording cost the lines there ({windows.per_call_s * 1e6:.1f} us a "
+                    f"torch call, measured before the script ran: {cut:.2f} s in all), the line marker's own "
+                    f"Python ({self.sampler.ours_ns / 1e9:.2f} s) and reading the windows "
+                    f"({windows.read_s:.2f} s) are left out of the wall time"
+                )
+            out["windowed"] = windowed
         out["postprocess_s"] = round(time.perf_counter() - begin, 6)
         return out
+
+
+def _take_out_recording(samples: dict[str, Any], recorded: list[dict[str, Any]], per_call_s: float) -> float:
+    """The wall time the windows' recording added to each line, taken out of the sampled
+    lines (at most the line's time in the windows): its recorded torch calls times what
+    recording costs one. Shares follow. Returns the seconds taken out."""
+    counts = {(r["file"], r["line"]): r.get("count", 0) for r in recorded}
+    taken = 0.0
+    for line in samples["lines"]:
+        windowed = line.get("windowed_s") or 0.0
+        cut = min(windowed, counts.get((line["file"], line["line"]), 0) * per_call_s)
+        if cut <= 0:
+            continue
+        line["wall_s"] = round(line["wall_s"] - cut, 6)
+        line["windowed_s"] = round(windowed - cut, 6)
+        line["cpu_s"] = round(max(line["cpu_s"] - cut, 0.0), 6)
+        taken += cut
+    if taken:
+        samples["wall_s"] = round(samples["wall_s"] - taken, 6)
+        samples["windowed_s"] = round((samples.get("windowed_s") or 0.0) - taken, 6)
+        total = samples["wall_s"]
+        for line in samples["lines"]:
+            line["wall_share"] = round(line["wall_s"] / total, 6) if total > 0 else 0.0
+    return taken

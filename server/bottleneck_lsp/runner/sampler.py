@@ -81,7 +81,7 @@ from types import FrameType
 from typing import Any
 
 from .bytecode import CHECKS_AFTER_PYTHON_CALLS, Site, c_ops_before, held_here, in_c_call, line_of
-from .paths import FileClassifier
+from .paths import FileClassifier, is_runner_file
 
 # The kernel's own view of the timer, kept before ``_TimerGuard`` wraps ``signal.getitimer``
 # (a script's call to it hands the timer back; the sampler's own must not).
@@ -209,6 +209,16 @@ class ThreadSampler:
         self._paused = False  # time set aside (torch's compiler stack loading): charged nowhere
         self.paused_ns = 0
         self._paused_at = 0
+        self._pauses = 0  # pauses not yet resumed (they nest)
+        # Called with the interrupted frame at each of the timer's ticks, in the main thread
+        # (``windows.py`` opens and closes its windows there)
+        self.on_tick: Callable[[FrameType], None] | None = None
+        self.on_release: Callable[[], None] | None = None  # ... and when the script takes the timer
+        # ... and whether one of its windows records now: the time charged meanwhile is also
+        # counted per line in ``windowed_ns`` (a line no window saw: ``RankedLine.unrecorded``)
+        self.windowed: Callable[[], bool] | None = None
+        self.windowed_ns: dict[tuple[str, int], int] = {}
+        self.ours_ns = 0  # set aside: our own Python running in a window
         self._previous_handler: Any = None
         self._kept: list[Any] = []  # per look during which the main thread moved: its frames
         self._guard = _TimerGuard(self)
@@ -296,6 +306,8 @@ class ThreadSampler:
         self._charge(self.lines, key, function, wall, cpu, wall if python else 0)
         if compiling:
             self._compiled(key, wall)
+        if self.windowed is not None and self.windowed():
+            self.windowed_ns[key] = self.windowed_ns.get(key, 0) + wall
         self._python_seen = (key, function) if python else None
 
     def _cpu_fraction(self) -> float:
@@ -331,6 +343,19 @@ class ThreadSampler:
         if self._paused:
             self._python_seen = None
             return
+        if (
+            python
+            and sites
+            and self.windowed is not None
+            and self.windowed()
+            and is_runner_file(sites[0][0].co_filename)
+        ):
+            # our own Python in a window of the one run (the line marker's handler, the
+            # windows' own tick): not the script's time
+            self.ours_ns += quantum
+            self._python_seen = None
+            self._cpu_fraction()  # (the CPU clock moves on with it)
+            return
         self.ticks += 1
         self.wall_ns += quantum
         cpu = int(quantum * self._cpu_fraction())
@@ -353,6 +378,13 @@ class ThreadSampler:
         later), it says nothing: the thread's looks cover that C call."""
         if self._busy or frame is None or threading.get_ident() != self.target:
             return
+        if self.on_tick is not None:
+            # (busy meanwhile: a tick handled inside it returns at once)
+            self._busy = True
+            try:
+                self.on_tick(frame)
+            finally:
+                self._busy = False
         now = time.perf_counter_ns()
         gap, self._last_signal = now - self._last_signal, now
         self._busy = True
@@ -535,7 +567,10 @@ class ThreadSampler:
 
     def pause(self) -> None:
         """From the main thread: set the time from now until ``resume`` aside (charged to no
-        line, not in ``wall_s``)."""
+        line, not in ``wall_s``). Pauses nest: the time resumes at the last ``resume``."""
+        self._pauses += 1
+        if self._pauses > 1:
+            return
         self._paused = True
         self._c_seen = self._python_seen = None
         self._paused_at = time.perf_counter_ns()
@@ -546,6 +581,9 @@ class ThreadSampler:
         return self.paused_ns + (now - self._paused_at if self._paused else 0)
 
     def resume(self) -> None:
+        self._pauses = max(self._pauses - 1, 0)
+        if self._pauses or not self._paused:
+            return
         now = time.perf_counter_ns()
         self.paused_ns += now - self._paused_at
         self._last_wall = self._last_charge = now
@@ -562,6 +600,8 @@ class ThreadSampler:
         signal.signal(signal.SIGALRM, self._previous_handler)
         self._previous_handler = None
         self.timer_released = True
+        if self.on_release is not None:  # (ticks end here: the one run's windows with them)
+            self.on_release()
 
     def stop(self) -> None:
         if self._previous_handler is not None:
@@ -587,7 +627,10 @@ class ThreadSampler:
 
         def compiled(key: tuple[str, int]) -> dict[str, float]:
             ns = compiling.get(key, 0)
-            return {"compiling_s": round(ns / 1e9, 6)} if ns > 0 else {}
+            found = {"compiling_s": round(ns / 1e9, 6)} if ns > 0 else {}
+            if self.windowed is not None:
+                found["windowed_s"] = round(self.windowed_ns.get(key, 0) / 1e9, 6)
+            return found
 
         others = sorted(self.other.items(), key=lambda kv: kv[1].wall_ns, reverse=True)
         return {
@@ -602,6 +645,11 @@ class ThreadSampler:
             "cpu_s": round(self.cpu_ns / 1e9, 6) if self._clock is not None else None,
             "outside_s": round(self.outside_ns / 1e9, 6),
             "sampler_cpu_s": round(self.overhead_ns / 1e9, 6),
+            **(
+                {"windowed_s": round(sum(self.windowed_ns.values()) / 1e9, 6)}
+                if self.windowed is not None
+                else {}
+            ),
             "lines": [
                 {
                     "file": path,

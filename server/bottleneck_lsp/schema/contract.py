@@ -13,7 +13,10 @@ from dataclasses import dataclass, field
 from .model import PassName, PassStatus
 
 SCHEMA_NAME = "bottleneck-lsp.result"
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
+# what readers accept: version 2 is version 3 without one-run windows (``Pass.windows``,
+# ``Document.runs``): every field it has means the same
+READABLE_VERSIONS = (2, 3)
 
 # The passes, in the order they run (``PassName``, with the statuses, is in model.py).
 PASSES = tuple(PassName)
@@ -135,6 +138,8 @@ class RunnerArgs:
     wait_fd: int | None = None  # started ahead of its turn: wait for a byte on this fd
     per_rank: bool = False  # a torchrun worker: write rank_part(out, RANK), exit as the script did
     shapes: bool = False  # record input shapes: the bytes each collective sent (comms.py)
+    # the sample pass also records the cpu pass in windows of its run (runner/windows.py)
+    windows: bool = False
     args: list[str] = field(default_factory=list)  # the script's arguments
 
     def argv(self, python: str) -> list[str]:
@@ -175,6 +180,8 @@ class RunnerArgs:
             cmd.append("--per-rank")
         if self.shapes:
             cmd.append("--shapes")
+        if self.windows:
+            cmd.append("--windows")
         return [*cmd, "--", *self.args]
 
     @classmethod
@@ -200,6 +207,7 @@ class RunnerArgs:
         parser.add_argument("--wait-fd", type=int, default=None)
         parser.add_argument("--per-rank", action="store_true")
         parser.add_argument("--shapes", action="store_true")
+        parser.add_argument("--windows", action="store_true")
         parser.add_argument("args", nargs=argparse.REMAINDER)
         ns = parser.parse_args(argv)
         if ns.args and ns.args[0] == "--":

@@ -214,6 +214,7 @@ class SampledLine(Node):
     wall_share: float = 0.0
     cpu_share: float | None = None
     compiling_s: float = 0.0
+    windowed_s: float | None = None  # the one run: of wall_s, sampled while a window recorded
 
 
 @dataclass(kw_only=True)
@@ -241,6 +242,7 @@ class Samples(Node):
     cpu_s: float | None = None
     outside_s: float = 0.0
     sampler_cpu_s: float | None = None
+    windowed_s: float | None = None  # the one run: of wall_s, on the user's lines while a window recorded
     lines: list[SampledLine] = field(default_factory=list)
     threads: list[ThreadLine] = field(default_factory=list)
 
@@ -425,6 +427,22 @@ class EventBudget(Node):
 
 
 @dataclass(kw_only=True)
+class Windows(Node):
+    """What an autograd pass recorded in windows of the one run covers (docs/performance.md,
+    "One run"): how many windows, their recorded seconds of the run's, the time spent on
+    them (recording and reading), the torch calls they recorded, and each window as
+    [seconds into the run, seconds long, torch calls] (the first ``MAX_SPANS``)."""
+
+    count: int
+    recorded_s: float
+    run_s: float
+    spent_s: float
+    torch_calls: int
+    per_call_us: float = 0.0  # what recording cost a torch call, measured before the script ran
+    spans: list[list[float]] = field(default_factory=list)
+
+
+@dataclass(kw_only=True)
 class Collective(Node):
     """A collective op a rank ran (a distributed job's cpu and cuda passes), in start order."""
 
@@ -484,6 +502,7 @@ class Pass(Node):
     memory: MemorySummary | None = None
     torch_calls: int | None = None
     event_budget: EventBudget | None = None
+    windows: Windows | None = None  # recorded in windows of the one run, not the whole run
     # distributed jobs
     rank: int | None = None
     collectives: list[Collective] = field(default_factory=list)
@@ -516,11 +535,13 @@ class RunnerPart(Pass):
 
     environment: Environment | None = None
     cprofile: CProfileTable | None = None
+    # the sample pass's run recorded the cpu pass in windows (runner/windows.py): its part
+    windowed: RunnerPart | None = None
 
     def as_pass(self) -> Pass:
         """The pass alone, as the document holds it."""
         values = {name: getattr(self, name) for name, _, _, _ in _fields(Pass)}
-        return Pass(**values, absent=self.absent - {"environment", "cprofile"})
+        return Pass(**values, absent=self.absent - {"environment", "cprofile", "windowed"})
 
 
 # -- what analysis adds ------------------------------------------------------------------------
@@ -594,6 +615,8 @@ class RankedLine(Node):
     calls: list[CallFromLine] = field(default_factory=list)
     opaque: list[str] = field(default_factory=list)
     memory: LineMemory | None = None
+    # the one run: the sampler found the line, no window of the cpu pass recorded it
+    unrecorded: bool = False
     kind: str = field(default="", compare=False, metadata=_NOT_JSON)
 
     @property
@@ -708,6 +731,7 @@ class Document(Node):
     passes: list[Pass]
     status: PassStatus
     exit_code: int | None = None
+    runs: int | None = None  # how many times the job ran the script (each rank counted once)
     verdict: Verdict | None = None
     ranking: Ranking | None = None
     replay: Replay | None = None

@@ -124,6 +124,14 @@ class Settings:
         "cProfile always in a run of its own (default: in the cpu pass's run when it can)",
         flag="--separate-cprofile",
     )
+    separate_runs: bool = _setting(
+        _JOB.separate_runs,
+        "separateRuns",
+        kinds.Flag(),
+        "run the script once per pass, as before one run (default: once, the cpu pass and cProfile "
+        "recorded in windows of the sample pass's run)",
+        flag="--separate-runs",
+    )
     event_budget: int = _setting(
         _JOB.event_budget,
         "eventBudget",

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from bottleneck_lsp.analysis import ranking
 from bottleneck_lsp.analysis.ranking import Thresholds
-from repository import recorded
+from repository import one_run, recorded
 
 
 def test_one_row_per_line_ranked_by_wall_time_with_every_column() -> None:
@@ -43,3 +45,18 @@ def test_without_the_sample_pass_rows_are_ranked_by_op_cpu_time() -> None:
     rows = ranking.hotspots(ranking.conclude(doc), Thresholds())
     assert rows and all(r.kind == ranking.CPU for r in rows)
     assert rows[0].line == 42 and ranking.WALL not in rows[0].columns
+
+
+def test_a_small_memory_peak_marks_no_line() -> None:
+    """A line holding 68.6 KB at a small peak (74.6% of it) is no memory hotspot: under the
+    floor, its share counts for nothing in marking lines (its figures stay)."""
+    doc = one_run()
+    row = next(r for r in ranking.all_rows(doc) if ranking.MEMORY in r.columns)
+    cell = row.columns[ranking.MEMORY]
+    small = dataclasses.replace(cell, share=0.746, bytes=68_600)
+    big = dataclasses.replace(cell, share=0.746, bytes=ranking.MEMORY_FLOOR_BYTES)
+    quiet = dataclasses.replace(row, share=0.0, columns={**row.columns, ranking.MEMORY: small})
+    loud = dataclasses.replace(row, share=0.0, columns={**row.columns, ranking.MEMORY: big})
+    assert ranking.memory_share(quiet) == 0.0 and ranking.memory_share(loud) == 0.746
+    assert ranking.severity(quiet, Thresholds()) != ranking.WARNING
+    assert ranking.severity(loud, Thresholds()) == ranking.WARNING

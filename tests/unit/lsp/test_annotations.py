@@ -15,7 +15,7 @@ from bottleneck_lsp.analysis.ranking import Thresholds
 from bottleneck_lsp.formats import wording
 from bottleneck_lsp.lsp import annotations
 from bottleneck_lsp.lsp.summary import summary_line
-from repository import recorded
+from repository import one_run, recorded
 
 
 def test_annotations_one_diagnostic_per_line_with_lens_and_hover() -> None:
@@ -88,3 +88,20 @@ def test_a_line_of_one_torch_call_says_so_in_its_hover() -> None:
     assert "Ops from this line (1 call): " in annotations.hover([once], None)
     many = dataclasses.replace(hot, row=dataclasses.replace(hot.row, count=3), memo={})
     assert "Ops from this line (3 calls): " in annotations.hover([many], None)
+
+
+def test_a_one_run_hover_and_summary_say_what_the_windows_cover() -> None:
+    doc = one_run()
+    items = annotations.build(doc, Thresholds())
+    hot = next(a for a in items if a.row)
+    assert hot.line == 41  # line 42, loss.backward(), as in the whole-run recording
+    hover = annotations.hover([hot], doc)
+    assert re.search(
+        r"\| op CPU \| \d+\.\d% \| [\d.]+ ms \| all torch ops' self CPU time \(cpu pass\), recorded in 3 "
+        r"windows, 1\.62 s of the 4\.80 s run \(34%\) \|",
+        hover,
+    ), hover
+    summary = summary_line(doc, items)
+    assert summary.startswith("train.py: done; top line train.py:42") and summary.endswith(
+        "; ran once, op CPU and memory recorded in 3 windows, 1.62 s of the 4.80 s run (34%)"
+    ), summary

@@ -30,6 +30,7 @@ def test_every_field_survives_the_runners_command_line() -> None:
         wait_fd=7,
         per_rank=True,
         shapes=True,
+        windows=True,
         args=["--epochs", "3", "--", "-x"],
     )
     defaults = RunnerArgs(pass_name="sample", script="", out="", cwd="")

@@ -1,0 +1,459 @@
+"""The autograd recording in windows of the one run: ops, op CPU time and memory per line
+(the cpu pass's columns) recorded in short windows of the same execution the sampler
+covers whole, so that the script runs once, at about its own speed.
+
+How windows are chosen (docs/performance.md, "One run"):
+- a window opens only at a *safe point*: the timer's tick (``sampler.py``'s SIGALRM
+  handler, in the main thread between bytecodes) interrupted code with no frame of torch's
+  mode dispatch (``overrides.py``, ``_python_dispatch.py``, ``_ops.py``, tensor
+  subclasses, any mode's ``__torch_function__`` or ``__torch_dispatch__``), of the line
+  marker or of TorchDynamo on the stack, and torch.compile not compiling. The line marker
+  goes under the modes the script pushed, and comes out from under them, which keeps their
+  order: the script's ``with mode:`` pops its own.
+  Pushing or popping the line marker's mode elsewhere (a tick inside torch's dispatch to a
+  mode's handler) breaks torch's mode stack ("trying to pop from empty mode stack",
+  measured); a window closes at a safe point too;
+- a window closes after ``WINDOW_S`` of wall time or ``WINDOW_CALLS`` torch calls (half
+  with memory events, which cost about as much again), whichever comes first (the first:
+  ``FIRST_WINDOW_S``, ``FIRST_WINDOW_CALLS``); the events
+  of one window are read into the per-line totals (``attribution.Attributor``) when it
+  closes, before the next one opens, so the memory recording takes stays that of one
+  window however long the run;
+- the next window opens once the time spent so far on windows after the first (recording
+  and reading them) is at most ``SHARE`` of the run's time after the first: windows are
+  spread over the whole run, each phase of the script (loading, training, evaluation)
+  getting windows in proportion to its time, and a phase that fills a window's call budget
+  fast (many small torch calls) spends no more than its share;
+- the first window opens just before the script's first line and lasts up to
+  ``FIRST_WINDOW_S``: a short
+  script (the tests' planted ones, a quick experiment) is recorded whole, as by a pass of
+  its own; a long one spends that second once;
+- the sampler samples the windows too (the wall time column is the run's, the windows'
+  slowdown of the lines they recorded included, at most about ``SHARE`` of it), and sets
+  the reading of each window aside (``ThreadSampler.pause``): that is our work.
+
+When recording stops for good (the script starts torch's profiler itself, the process
+grew too much), nothing of ours stays on: no mode, no profiler, no hook.
+
+Standard library and torch only: it runs in the user's interpreter.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from types import FrameType
+from typing import Any
+
+from . import compiletime, kinetolog, scriptprofiler
+from .attribution import Attributor
+from .autograddoc import autograd_document, compile_work_note
+from .cprofilepass import CProfilePass
+from .linemarker import MemoryGuard, ScriptCallMarker, make_line_marker, place_warnings
+from .lineranges import LineRanges
+from .paths import FileClassifier
+from .profilerconfig import make_profiler
+from .sampler import ThreadSampler
+
+SHARE = 0.15  # of the run's time, at most, spent recording windows and reading them
+FIRST_WINDOW_S = 1.0  # the first window's wall time, at most: a short script is recorded whole
+WINDOW_S = 0.3  # the others' (each closes at the first safe point after)
+# torch calls the first window records, at most (half with memory): reading a window is the
+# one run's largest cost (10,865 calls with memory took 0.85 s to read, tiny_ops.py's whole body
+# being 0.40 s), so a few thousand; a short script's few hundred are recorded whole
+FIRST_WINDOW_CALLS = 4_000
+# ... and each later one: reading a window takes about 16 us an event, 5 events a torch call
+# with memory (measured: 10,169 calls, 50,845 events read in 0.83 s), and the next window
+# waits until the time spent is SHARE of the run: small windows, more often
+WINDOW_CALLS = 4_000
+
+# Files whose frames on the stack make a tick unsafe for pushing or popping a mode:
+# torch's dispatch to function modes, TorchDynamo, and the line marker itself
+_UNSAFE = (
+    os.path.join("torch", "overrides.py"),
+    os.path.join("torch", "utils", "_python_dispatch.py"),
+    os.path.join("torch", "_ops.py"),
+    os.path.join("torch", "_subclasses", ""),
+    os.path.join("torch", "_dynamo", ""),
+    os.path.join("bottleneck_lsp", "runner", "linemarker.py"),
+)
+
+CALIBRATION_CALLS = 400
+_BUDGET = 1 << 60  # the line marker's: each window starts counting short of it
+
+# A mode's handler on the stack (the script's own modes and tensor subclasses): torch pops
+# that mode while its handler runs and pushes it back after
+_HANDLERS = frozenset({"__torch_function__", "__torch_dispatch__"})
+
+
+class Windows:
+    """The cpu pass's recording, in windows of the sample pass's run."""
+
+    def __init__(
+        self,
+        torch: Any,
+        files: FileClassifier,
+        sampler: ThreadSampler,
+        memory: bool = False,
+        with_cprofile: bool = False,
+        calls: int = 0,
+    ) -> None:
+        self.torch = torch
+        self.files = files
+        self.sampler = sampler
+        self.memory = memory
+        self.ranges = LineRanges(files)
+        self.per_call = 2 if memory else 1  # memory events cost about as much again
+        self.first_calls = (calls or FIRST_WINDOW_CALLS) // self.per_call
+        self.later_calls = (calls or WINDOW_CALLS) // self.per_call
+        self.guard = MemoryGuard()
+        # its count starts each window this many calls short of the budget (``_open``)
+        self.marker = make_line_marker(torch, _BUDGET, self._full, self.guard, self.ranges)
+        self.counted_from = 0
+        self.script_calls = ScriptCallMarker(torch, self.ranges)
+        self.attributor = Attributor(files, None, device=False, ranges=self.ranges.table)
+        self.cprofile = CProfilePass(files, within=True) if with_cprofile else None
+        self.compiling = compiletime.tracing_check(torch)
+        self.profiler: Any = None  # the open window's
+        self.hooked = False  # the marker's mode pushed (and what goes with it)
+        self.opened = 0.0
+        self.closing = ""  # why the open window closes at the next safe point
+        self.ended = ""  # why no window opens any more ("" while they may)
+        self.run_started = 0.0
+        self.run_stopped = 0.0
+        self.next_open = 0.0
+        self.spent = 0.0  # seconds of the run spent in windows and reading them
+        self.first_spent = 0.0  # of which in the first
+        self.read_s = 0.0  # of which reading them
+        self.spans: list[tuple[float, float, int]] = []  # (opened into the run, seconds, torch calls)
+        self.calls = 0
+        self.unsafe_ticks = 0  # ticks that found no safe point while a toggle was due
+        self.busy = False  # opening or closing a window, or ended
+        self.per_call_s = 0.0  # what recording costs a torch call (``calibrate``)
+        self.script_profiler: scriptprofiler.Starter | None = None
+        self._unwarn: Callable[[], None] | None = None
+        self._unyield: Callable[[], None] | None = None
+
+    # -- the run ---------------------------------------------------------------------
+    def calibrate(self, folder: str) -> None:
+        """Before the script runs: what recording costs a torch call here (``per_call_s``),
+        a tiny op timed bare and in a throwaway window of this configuration, from code
+        that passes for the user's (a file name in ``folder``, the script's). The sample
+        pass takes that cost out of the wall time the lines spent in the windows
+        (``SamplePass.finish``): a loop of tiny ops ran 5x slower there (2.6 us -> 14 us a
+        call with memory, measured) and read as a hot line. Also pays kineto's first start
+        here, not in the script's time."""
+        name = os.path.join(folder, "<bottleneck-lsp calibration>.py")
+        self.files.claim(name)
+        code = compile("for _ in range(n):\n    x = x + 1\n", name, "exec")
+        scope: dict[str, Any] = {"x": self.torch.zeros(2), "n": CALIBRATION_CALLS}
+        try:
+            exec(code, scope)  # warm
+            begin = time.perf_counter()
+            exec(code, scope)
+            bare = time.perf_counter() - begin
+            profiler, _ = make_profiler(self.torch, with_stack=False, device=None, memory=self.memory)
+            profiler.__enter__()
+            self._push_marker()
+            if self.cprofile is not None:
+                self.cprofile.profiler.enable()
+            begin = time.perf_counter()
+            exec(code, scope)
+            recorded = time.perf_counter() - begin
+            if self.cprofile is not None:
+                self.cprofile.profiler.disable()
+            self._pop_marker()
+            profiler.__exit__(None, None, None)
+        except Exception:  # noqa: BLE001 - uncalibrated: nothing is taken out
+            return
+        finally:
+            self.files.unclaim(name)
+        if self.cprofile is not None:  # a fresh table: the calibration's calls are not the script's
+            self.cprofile = CProfilePass(self.files, within=True)
+        self.per_call_s = max(recorded - bare, 0.0) / CALIBRATION_CALLS
+
+    def start(self) -> None:
+        """The script starts now (before the sampler: its ticks call ``tick``)."""
+        self.run_started = time.perf_counter()
+        self.next_open = self.run_started
+        self._unyield = scriptprofiler.yield_to_script(self._yield_to_script)
+        if self.cprofile is not None:
+            self.cprofile.start()  # (its fork hook, and its start time)
+            self.cprofile.profiler.disable()
+        # The first window opens now, before the script's first line (a safe point: none of
+        # its code runs yet), so that a short script's first op is in it (one holding the
+        # GIL, such as a large torch.randn, delayed the first tick past it)
+        self._open()
+
+    def tick(self, frame: FrameType) -> None:
+        """The sampler's timer, in the main thread: open or close a window when one is due
+        and this is a safe point. Nothing of ours fails the script: a failure ends the
+        windows (said in a note)."""
+        if self.busy:  # (a tick handled while a window opens or closes)
+            return
+        self.busy = True
+        rider = self.cprofile if self.hooked else None
+        if rider is not None:  # our look is not the script's work
+            rider.profiler.disable()
+        try:
+            self._tick(frame)
+        except Exception as exc:  # noqa: BLE001 - the script runs on, unrecorded
+            self.ended = self.ended or f"the windows failed: {type(exc).__name__}: {exc}"
+            try:
+                if self.profiler is not None or self.hooked:
+                    self._close()
+            except Exception:  # noqa: BLE001
+                self.profiler = None
+                self.hooked = False
+        finally:
+            self.busy = False
+            if rider is not None and self.hooked:
+                rider.profiler.enable()
+
+    def _tick(self, frame: FrameType) -> None:
+        now = time.perf_counter()
+        if self.profiler is None and not self.hooked:
+            if self.ended or now < self.next_open:
+                return
+            if self._safe(frame):
+                self._open()
+            else:
+                self.unsafe_ticks += 1
+            return
+        if not self.closing and now - self.opened >= (WINDOW_S if self.spans else FIRST_WINDOW_S):
+            self.closing = "time"
+        if self.closing:
+            if self._safe(frame):
+                self._close()
+            else:
+                self.unsafe_ticks += 1
+
+    def timer_taken(self) -> None:
+        """The script took SIGALRM for itself (``sampler.py``): no tick will open or close a
+        window again. The open window's recording ends now (kept); the line marker leaves
+        here when this is a safe point, else it passes calls through unmarked until the end."""
+        if self.ended:
+            return
+        self.ended = "timer"
+        if self.profiler is None and not self.hooked:
+            return
+        import sys
+
+        if self._safe(sys._getframe(1)):
+            self._close()
+            return
+        self.marker.tripped = True
+        profiler, self.profiler = self.profiler, None
+        if profiler is not None:
+            profiler.__exit__(None, None, None)
+            self._read(profiler)
+
+    def stop(self) -> None:
+        """The script ended (or is ending): the open window closes wherever it is."""
+        self.ended = self.ended or "end"  # (first: a tick while this runs opens nothing)
+        self.busy = True
+        if self._unyield is not None:
+            self._unyield()
+            self._unyield = None
+        if self.profiler is not None or self.hooked:
+            self._close()
+        self.run_stopped = time.perf_counter()
+
+    # -- windows -------------------------------------------------------------------
+    def _safe(self, frame: FrameType) -> bool:
+        """No frame of torch's mode dispatch, of TorchDynamo or of the line marker on the
+        stack, and torch.compile not compiling."""
+        if self.compiling():
+            return False
+        here: FrameType | None = frame
+        user = False  # the script's code is running (not the runner's, before or after it)
+        while here is not None:
+            code = here.f_code
+            if code.co_name in _HANDLERS or any(part in code.co_filename for part in _UNSAFE):
+                return False
+            user = user or self.files.is_user(code.co_filename)
+            here = here.f_back
+        return user
+
+    def _push_marker(self) -> None:
+        """The line marker goes *under* the function modes the script has pushed (as in a
+        pass of its own, where it is pushed before the script runs): the script's ``with
+        mode:`` that began before the window pops its own mode when it ends, not ours."""
+        binding = self.torch._C
+        try:
+            above = [binding._pop_torch_function_stack() for _ in range(binding._len_torch_function_stack())]
+        except AttributeError:  # a torch without them: on top
+            self.marker.__enter__()
+            return
+        binding._push_on_torch_function_stack(self.marker)
+        for mode in reversed(above):
+            binding._push_on_torch_function_stack(mode)
+
+    def _pop_marker(self) -> None:
+        """The line marker out of the function modes, wherever the script's pushes and pops
+        left it; the script's modes stay in their order."""
+        binding = self.torch._C
+        try:
+            depth = binding._len_torch_function_stack()
+        except AttributeError:
+            self.marker.__exit__(None, None, None)
+            return
+        above = []
+        for _ in range(depth):
+            mode = binding._pop_torch_function_stack()
+            if mode is self.marker:
+                break
+            above.append(mode)
+        for mode in reversed(above):
+            binding._push_on_torch_function_stack(mode)
+
+    def _open(self) -> None:
+        self.profiler, _ = make_profiler(self.torch, with_stack=False, device=None, memory=self.memory)
+        if self._unyield is not None:  # (our start is not the script's)
+            self._unyield()
+        spare = self.torch.empty(16) if self.memory and not self.spans else None
+        self.profiler.__enter__()
+        if spare is not None:
+            # torch's CPU allocator logs, once per process, that a block allocated before the
+            # recording was freed in it ("Memory block of unknown size ..."): it does so now,
+            # where kineto's lines are kept out of the script's output, not in the script's time
+            with kinetolog.dropped():
+                del spare
+        self._unyield = scriptprofiler.yield_to_script(self._yield_to_script)
+        marker = self.marker
+        limit = self.later_calls if self.spans else self.first_calls
+        marker.calls = self.counted_from = _BUDGET - limit
+        marker.tripped = False
+        self._push_marker()
+        self._unwarn = place_warnings(marker)
+        self.script_calls.__enter__()
+        self.hooked = True
+        if self.cprofile is not None:
+            self.cprofile.profiler.enable()
+        self.closing = ""
+        self.opened = time.perf_counter()
+
+    def _full(self, why: str) -> None:
+        """The line marker's call: the window's calls reached their budget, or the process
+        grew too much. It closes at the next safe point; calls go on being marked until then."""
+        self.marker.tripped = False
+        self.closing = self.closing or why
+        if why == "memory":
+            self.ended = "memory"
+
+    def _unhook(self) -> None:
+        if not self.hooked:
+            return
+        self.hooked = False
+        if self.cprofile is not None:
+            self.cprofile.profiler.disable()
+        self.script_calls.__exit__()
+        if self._unwarn is not None:
+            self._unwarn()
+            self._unwarn = None
+        try:
+            self._pop_marker()
+        except Exception:  # noqa: BLE001 - never fail the script for it
+            pass
+
+    def _close(self) -> None:
+        closed = time.perf_counter()
+        self._unhook()
+        calls = self.marker.calls - self.counted_from
+        profiler, self.profiler = self.profiler, None
+        if profiler is not None:
+            self.sampler.pause()  # reading it is our work, not the script's
+            profiler.__exit__(None, None, None)
+            self._read(profiler)
+            self.sampler.resume()
+        self.calls += calls
+        self.spans.append((self.opened - self.run_started, closed - self.opened, calls))
+        done = time.perf_counter()
+        self.read_s += done - closed
+        self.spent += done - self.opened
+        if len(self.spans) == 1:
+            # the first window is the short script's whole recording: the later ones are
+            # spaced by their own cost only (a long run pays the first one once)
+            self.first_spent = self.spent
+        # the next one once the later windows so far are at most SHARE of the run since then
+        since = self.run_started + self.first_spent
+        self.next_open = max(done, since + (self.spent - self.first_spent) / SHARE)
+        self.closing = ""
+
+    def _read(self, profiler: Any) -> None:
+        try:
+            tree = profiler.kineto_results.experimental_event_tree()
+            self.attributor.consume(tree)
+        except Exception as exc:  # noqa: BLE001 - a lost window, said in the note
+            self.ended = self.ended or f"reading a window failed: {type(exc).__name__}: {exc}"
+
+    def _yield_to_script(self, here: bool) -> None:
+        """The script starts torch's profiler itself: the open window's recording ends now
+        (kept), the marker leaves at the next safe point or the end, and no window opens
+        again (``scriptprofiler.py``)."""
+        self._unyield = None
+        self.script_profiler = scriptprofiler.starter(self.files.is_user, thread=not here)
+        self.ended = "script_profiler"
+        self.marker.tripped = True  # its calls pass through unmarked until it leaves
+        profiler, self.profiler = self.profiler, None
+        if profiler is not None:
+            profiler.__exit__(None, None, None)
+            self._read(profiler)
+        if self.hooked:
+            self.closing = "script_profiler"
+
+    # -- results -------------------------------------------------------------------
+    def finish(self) -> dict[str, Any]:
+        """The cpu pass's part, measured in the windows; and cProfile's table, recorded in
+        them, under ``cprofile`` (the job makes it the cprofile pass)."""
+        begin = time.perf_counter()
+        a = self.attributor
+        recorded = sum(span for _, span, _ in self.spans)
+        out = autograd_document(a, None, int(recorded * 1e9))
+        run_s = (self.run_stopped or time.perf_counter()) - self.run_started
+        out["windows"] = {
+            "count": len(self.spans),
+            "recorded_s": round(recorded, 6),
+            "run_s": round(run_s, 6),
+            "spent_s": round(self.spent, 6),
+            "torch_calls": self.calls,
+            "per_call_us": round(self.per_call_s * 1e6, 3),
+            "spans": [[round(at, 6), round(span, 6), calls] for at, span, calls in self.spans[:MAX_SPANS]],
+        }
+        notes = out.setdefault("notes", [])
+        if a.compile_events:
+            notes.append(compile_work_note(a))
+        if self.script_profiler is not None:
+            notes.append(
+                f"{self.script_profiler.words()}: no window was recorded after that "
+                f"({scriptprofiler.OWN_PROFILER_ADVICE[bool(self.script_profiler.library)]})"
+            )
+        elif self.ended == "timer":
+            notes.append(
+                "the script took SIGALRM for itself, whose ticks open and close the windows: no window "
+                "was recorded after that (--separate-runs records the cpu pass in a run of its own)"
+            )
+        elif self.ended == "memory":
+            notes.append("the windows stopped: the process had grown by a third of the memory available")
+        elif self.ended.startswith(("reading", "the windows failed")):
+            notes.append(self.ended)
+        if self.cprofile is not None:
+            self.cprofile.stopped = self.run_stopped or time.perf_counter()
+            table = self.cprofile.finish()
+            table["script_wall_s"] = round(recorded, 6)
+            out["cprofile"] = table
+        out.update(
+            {
+                "script_wall_s": round(run_s, 6),
+                "event_count": a.event_count,
+                "garbled_frames": a.garbled_frames,
+                "exact_lines": True,
+                "torch_calls": self.calls,
+                "postprocess_s": round(time.perf_counter() - begin + self.read_s, 6),
+            }
+        )
+        return out
+
+
+MAX_SPANS = 1000  # windows listed one by one in the document (all are counted)

@@ -1,0 +1,107 @@
+"""One run (issue 46): the script runs once by default, the cpu pass and cProfile recorded
+in windows of the sample pass's run (runner/windows.py); what the user sees says so."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bottleneck_lsp.schema.model import PassName
+from helpers import SCRIPTS, marker_line, part_of, run_job
+
+
+def profile(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "bottleneck_lsp.cli", "profile", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def test_a_default_profile_runs_the_script_once(tmp_path: Path) -> None:
+    log = tmp_path / "runs.log"
+    result = profile(str(SCRIPTS / "appends.py"), str(log))
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert log.read_text() == "ran\n"  # its side effect, once
+    out = result.stdout
+    opening = " ".join(out.split("Environment Summary")[0].split())  # (wrapped at 80 columns)
+    assert re.search(
+        r"Your script ran once: sampled .* for its whole run, with the autograd profiler", opening
+    )
+    assert re.search(r"op CPU: all torch ops' self CPU time \(cpu pass\), recorded in \d+ windows?", out)
+    hot = marker_line("appends.py")
+    first = next(line for line in out.splitlines() if re.match(r"\S+:\d+:\d+: (warning|note): ", line))
+    assert re.match(rf"\S*appends\.py:{hot}:\d+: warning: .*of op CPU time", first), first
+    assert "Memory block of unknown size" not in result.stderr  # torch's, about our windows
+
+    separate = tmp_path / "separate.log"
+    again = profile("--separate-runs", "--format", "json", str(SCRIPTS / "appends.py"), str(separate))
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert separate.read_text() == "ran\n" * 3  # one run per pass: sample, cprofile, cpu
+    doc = json.loads(again.stdout)
+    assert doc["runs"] == 3 and all("windows" not in p for p in doc["passes"])
+
+
+def test_the_document_says_what_the_windows_cover(tmp_path: Path) -> None:
+    doc = run_job("appends.py", str(tmp_path / "log"))
+    assert doc["runs"] == 1
+    assert [p["name"] for p in doc["passes"]] == ["sample", "cprofile", "cpu"]
+    cpu = part_of(doc, PassName.CPU)
+    assert cpu is not None and cpu["status"] == "ok"
+    windows = cpu["windows"]
+    assert windows["count"] >= 1 and 0 < windows["recorded_s"] <= windows["run_s"]
+    assert cpu["lines"][0]["line"] == marker_line("appends.py")
+    cprofile = part_of(doc, PassName.CPROFILE)
+    assert cprofile is not None and cprofile["within"] == "sample"
+    assert any(f["function"] == "<module>" and f["user"] for f in cprofile["functions"])
+    assert "recorded in" in doc["ranking"]["denominators"]["cpu-op-time"]
+
+
+def test_windows_spread_over_the_phases_of_a_run() -> None:
+    """A loading phase of many small torch calls fills a window's call budget; the windows
+    after it still reach the training phase, whose line leads the op CPU column."""
+    doc = run_job("phases.py", "6")
+    cpu = part_of(doc, PassName.CPU)
+    assert cpu is not None
+    windows = cpu["windows"]
+    assert windows["count"] >= 3, windows
+    starts = [span[0] for span in windows["spans"]]
+    assert max(starts) > windows["run_s"] / 2, windows  # not all spent at the start
+    assert windows["recorded_s"] < 0.6 * windows["run_s"], windows
+    lines = [line["line"] for line in cpu["lines"]]
+    assert lines[0] == marker_line("phases.py", "# TRAIN"), cpu["lines"][:3]
+    assert marker_line("phases.py", "# LOAD") in lines
+
+
+@pytest.mark.parametrize("script", ["own_mode.py"])
+def test_the_scripts_own_modes_survive_the_windows(script: str) -> None:
+    """Ticks land inside the script's TorchFunctionMode handler and while it pushes modes of
+    its own: the windows wait for a safe point, and torch's mode stack stays whole."""
+    result = profile("--format", "json", str(SCRIPTS / script))
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "empty mode stack" not in result.stderr
+    doc = json.loads(result.stdout)
+    assert doc["status"] == "ok"
+    cpu = part_of(doc, PassName.CPU)
+    assert cpu is not None and cpu["windows"]["count"] >= 1
+    # (the torch calls' innermost line of the user's files: the handler's call, as in a pass of its own)
+    assert marker_line(script, "# CALL") in [line["line"] for line in cpu["lines"]]
+
+
+def test_a_script_that_takes_sigalrm_ends_the_windows_and_runs_as_without_us() -> None:
+    """The windows open and close at the sampler's SIGALRM ticks: a script that takes the
+    signal for itself gets it, and the windows end there, said in a note."""
+    result = profile("--format", "json", str(SCRIPTS / "alarm_user.py"))
+    assert result.returncode == 0, result.stderr[-3000:]
+    doc = json.loads(result.stdout)
+    sample = part_of(doc, PassName.SAMPLE)
+    assert sample is not None and "alarm fired" in sample["output_tail"]["stdout"]
+    cpu = part_of(doc, PassName.CPU)
+    assert cpu is not None and cpu["status"] == "ok"
+    assert any(n.startswith("the script took SIGALRM for itself") for n in cpu["notes"]), cpu["notes"]

@@ -217,6 +217,7 @@ test("server settings use the server's camelCase keys and the server's interpret
     top: 5,
     codeLens: DEFAULTS.codeLens,
     exactLines: DEFAULTS.exactLines,
+    separateRuns: false,
     separateCProfile: false,
     eventBudget: DEFAULTS.eventBudget,
     fork: true,

@@ -315,9 +315,10 @@ class Windows:
         spare = self.torch.empty(16) if self.memory and not self.spans else None
         self.profiler.__enter__()
         if spare is not None:
-            # torch's CPU allocator logs, once per process, that a block allocated before the
-            # recording was freed in it ("Memory block of unknown size ..."): it does so now,
-            # where kineto's lines are kept out of the script's output, not in the script's time
+            # torch's CPU allocator logs that a block allocated before the recording was freed
+            # in it ("Memory block of unknown size ...") at the first such free and every
+            # 1000th: the first now, where kineto's lines are kept out of the script's output;
+            # the host drops the later ones (processes/unwanted_lines.py)
             with kinetolog.dropped():
                 del spare
         self._unyield = scriptprofiler.yield_to_script(self._yield_to_script)

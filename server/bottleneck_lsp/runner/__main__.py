@@ -269,7 +269,7 @@ class _Run:
                     "for the verdict holds torch's one profiler"
                 )
             elif ns.windows and torch is not None:
-                self.profiler.record_windows(torch, ns.memory, ns.with_cprofile, 0)
+                self.profiler.record_windows(torch, ns.memory, ns.with_cprofile)
         elif torch is None:
             part.update(status=PassStatus.SKIPPED, skip_reason=f"torch is not importable: {torch_error}")
             self.conclude()

@@ -52,9 +52,9 @@ class SamplePass:
         self.script_profiler: scriptprofiler.Starter | None = None  # who started one, where
         self.windows: Windows | None = None  # the cpu pass, recorded in windows of this run
 
-    def record_windows(self, torch: Any, memory: bool, with_cprofile: bool, calls: int) -> None:
+    def record_windows(self, torch: Any, memory: bool, with_cprofile: bool) -> None:
         """Record the cpu pass in windows of this run (``windows.py``), before ``start``."""
-        self.windows = Windows(torch, self.files, self.sampler, memory, with_cprofile, calls)
+        self.windows = Windows(torch, self.files, self.sampler, memory, with_cprofile)
         self.sampler.on_tick = self.windows.tick
         self.sampler.on_release = self.windows.timer_taken
         windows = self.windows
@@ -109,7 +109,7 @@ class SamplePass:
             return
         self.running = False
         if self.windows is not None:
-            self.windows.stop()  # (its last window's time is set aside before the sampler stops)
+            self.windows.stop()  # (before the sampler stops: its last window is read, the reading set aside)
         self.sampler.stop()
         self.stopped = time.perf_counter()
         if self._unyield is not None:

@@ -46,7 +46,7 @@ from collections.abc import Callable
 from types import FrameType
 from typing import Any
 
-from . import compiletime, kinetolog, scriptprofiler
+from . import compiletime, scriptprofiler
 from .attribution import Attributor
 from .autograddoc import autograd_document, compile_work_note
 from .cprofilepass import CProfilePass
@@ -97,7 +97,6 @@ class Windows:
         sampler: ThreadSampler,
         memory: bool = False,
         with_cprofile: bool = False,
-        calls: int = 0,
     ) -> None:
         self.torch = torch
         self.files = files
@@ -105,8 +104,8 @@ class Windows:
         self.memory = memory
         self.ranges = LineRanges(files)
         self.per_call = 2 if memory else 1  # memory events cost about as much again
-        self.first_calls = (calls or FIRST_WINDOW_CALLS) // self.per_call
-        self.later_calls = (calls or WINDOW_CALLS) // self.per_call
+        self.first_calls = FIRST_WINDOW_CALLS // self.per_call
+        self.later_calls = WINDOW_CALLS // self.per_call
         self.guard = MemoryGuard()
         # its count starts each window this many calls short of the budget (``_open``)
         self.marker = make_line_marker(torch, _BUDGET, self._full, self.guard, self.ranges)
@@ -128,7 +127,6 @@ class Windows:
         self.read_s = 0.0  # of which reading them
         self.spans: list[tuple[float, float, int]] = []  # (opened into the run, seconds, torch calls)
         self.calls = 0
-        self.unsafe_ticks = 0  # ticks that found no safe point while a toggle was due
         self.busy = False  # opening or closing a window, or ended
         self.per_call_s = 0.0  # what recording costs a torch call (``calibrate``)
         self.script_profiler: scriptprofiler.Starter | None = None
@@ -214,20 +212,13 @@ class Windows:
     def _tick(self, frame: FrameType) -> None:
         now = time.perf_counter()
         if self.profiler is None and not self.hooked:
-            if self.ended or now < self.next_open:
-                return
-            if self._safe(frame):
+            if not self.ended and now >= self.next_open and self._safe(frame):
                 self._open()
-            else:
-                self.unsafe_ticks += 1
             return
         if not self.closing and now - self.opened >= (WINDOW_S if self.spans else FIRST_WINDOW_S):
             self.closing = "time"
-        if self.closing:
-            if self._safe(frame):
-                self._close()
-            else:
-                self.unsafe_ticks += 1
+        if self.closing and self._safe(frame):
+            self._close()
 
     def timer_taken(self) -> None:
         """The script took SIGALRM for itself (``sampler.py``): no tick will open or close a
@@ -312,15 +303,10 @@ class Windows:
         self.profiler, _ = make_profiler(self.torch, with_stack=False, device=None, memory=self.memory)
         if self._unyield is not None:  # (our start is not the script's)
             self._unyield()
-        spare = self.torch.empty(16) if self.memory and not self.spans else None
+        # (torch's allocator then logs "Memory block of unknown size ..." at the first and
+        # every 1000th free of memory from before: the host drops those lines,
+        # processes/unwanted_lines.py)
         self.profiler.__enter__()
-        if spare is not None:
-            # torch's CPU allocator logs that a block allocated before the recording was freed
-            # in it ("Memory block of unknown size ...") at the first such free and every
-            # 1000th: the first now, where kineto's lines are kept out of the script's output;
-            # the host drops the later ones (processes/unwanted_lines.py)
-            with kinetolog.dropped():
-                del spare
         self._unyield = scriptprofiler.yield_to_script(self._yield_to_script)
         marker = self.marker
         limit = self.later_calls if self.spans else self.first_calls

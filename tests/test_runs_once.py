@@ -105,3 +105,60 @@ def test_a_script_that_takes_sigalrm_ends_the_windows_and_runs_as_without_us() -
     cpu = part_of(doc, PassName.CPU)
     assert cpu is not None and cpu["status"] == "ok"
     assert any(n.startswith("the script took SIGALRM for itself") for n in cpu["notes"]), cpu["notes"]
+
+
+def test_one_time_import_work_stays_on_the_line_that_made_it() -> None:
+    """torch imports its compiler stack at the first optimizer (over a second): the bare run
+    pays it on that line, and so does the one run (nothing loads it first), as one-time work."""
+    name = "hidden_compiler_stack.py"
+    loads = marker_line(name, "# LOADS")
+    result = profile(str(SCRIPTS / name))
+    assert result.returncode == 0, result.stderr[-2000:]
+    out = result.stdout
+    first = next(line for line in out.splitlines() if re.match(r"\S+:\d+:\d+: (warning|note): ", line))
+    assert re.match(
+        rf"\S*{name}:{loads}:\d+: warning: [\d.]+% of wall time .*, \d+ ms of the line's \d+ ms while "
+        r"torch imported its compiler stack \(one-time work\)",
+        first,
+    ), first
+    assert "import: the same sampled wall time: the part while torch imported its compiler stack" in out
+    assert f"while the script ran at {name}:{loads}: " in out and "kept on that line as one-time work" in out
+
+    doc = run_job(name)
+    sample = part_of(doc, PassName.SAMPLE)
+    assert sample is not None and sample["startup"]["import_torch_lazy_s"] == 0.0  # not loaded first
+    line = next(entry for entry in sample["samples"]["lines"] if entry["line"] == loads)
+    assert 0.2 < line["importing_s"] <= line["wall_s"]
+    assert line["importing_s"] >= 0.5 * sample["startup"]["compiler_stack_in_run_s"]
+
+
+def test_the_whole_runs_memory_peak_is_placed_on_its_line() -> None:
+    """A line that takes 320 MB for a moment late in the run, wherever the windows were: the
+    process's peak RSS is read at every charge of the sampler, and the line that raised it
+    is marked for it."""
+    name = "late_peak.py"
+    peak_line = marker_line(name, "# PEAK")
+    result = profile(str(SCRIPTS / name))
+    assert result.returncode == 0, result.stderr[-2000:]
+    out = result.stdout
+    assert re.search(
+        rf"Whole run: the process's peak RSS was [\d.]+ MB \([\d.]+ MB when the script started\), "
+        rf"last raised at \S*{name}:{peak_line}, [\d.]+ s in",
+        out,
+    ), out
+    marked = next(line for line in out.splitlines() if re.match(rf"\S*{name}:{peak_line}:\d+: ", line))
+    assert re.search(
+        r": warning: .*raised the process's peak RSS by 3\d\d\.\d MB \(\d+\.\d% of the peak\)", marked
+    )
+
+    doc = run_job(name)
+    sample = part_of(doc, PassName.SAMPLE)
+    assert sample is not None
+    peak = sample["samples"]["peak_rss"]
+    assert peak["line"] == peak_line and peak["bytes"] - peak["start_bytes"] > 250e6
+    line = next(entry for entry in sample["samples"]["lines"] if entry["line"] == peak_line)
+    assert line["rss_raised_bytes"] > 250e6
+    steady = next(
+        entry for entry in sample["samples"]["lines"] if entry["line"] == marker_line(name, "# STEADY")
+    )
+    assert steady.get("rss_raised_bytes", 0) < 20e6

@@ -1,6 +1,6 @@
 """Builds an optimizer where the compiler-stack guess cannot see it (no telling word in this
 file): torch loads its compiler stack at this script's construction line, in the middle of the
-run, and the runner sets that import aside."""
+run. Separate runs set that import aside; the one run keeps it on that line, as one-time work."""
 import torch
 
 w = torch.zeros(400, 400, requires_grad=True)

@@ -15,7 +15,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from ..schema.model import Document, RankedLine
-from .ranking import COLUMNS, MEMORY, WALL, amount
+from .ranking import BYTES, COLUMNS, WALL, amount
 
 ADDED, REMOVED, MATCHED = "added", "removed", "matched"
 
@@ -164,7 +164,7 @@ def regressions(
     ``min_growth_s`` seconds. A line below ``min_share`` in both runs is noise, and so is a
     few milliseconds' growth: a line sampled for 3 ms reads 6 ms in the next run of the
     same code as often as not (a few of the sample pass's 1 ms intervals either way)."""
-    floor = 0.0 if c.kind == MEMORY else min_growth_s
+    floor = 0.0 if c.kind in BYTES else min_growth_s
 
     def grew(old: float, new: float) -> bool:
         return old > 0 and new > old * (1 + threshold) and new - old > floor

@@ -43,43 +43,58 @@ Hotspot = RankedLine  # a ranked row, as the presentation calls it
 WALL = "wall-time"  # sample pass: main-thread wall time at the line
 PYTHON = "python-time"  # sample pass: of which running Python (not in a C call)
 COMPILING = "compile-time"  # sample pass: of which while torch.compile compiled (one-time)
+IMPORTING = "import-time"  # the one run: of which while torch imported its compiler stack (one-time)
 THREADS = "thread-time"  # sample pass: other threads' wall time at the line (threads the script runs)
 CPU = "cpu-op-time"  # cpu pass: torch ops' self CPU time
 DEVICE = "device-time"  # cuda pass: kernels, copies
 WAIT = "device-wait"  # cuda pass: the CPU blocked on the device
 MEMORY = "memory"  # cpu/cuda pass with memory: bytes the line's ops allocated, live at the peak
+RSS = "peak-rss"  # sample pass: how much the process's peak RSS rose while the line ran (whole run)
 
-COLUMNS = (WALL, PYTHON, COMPILING, THREADS, CPU, DEVICE, WAIT, MEMORY)
+COLUMNS = (WALL, PYTHON, COMPILING, IMPORTING, THREADS, CPU, DEVICE, WAIT, MEMORY, RSS)
+BYTES = (MEMORY, RSS)  # columns of bytes, not seconds
 KIND_LABEL = {
     WALL: "wall time",
     PYTHON: "Python time",
     COMPILING: "wall time while torch.compile compiled",
+    IMPORTING: "wall time while torch imported its compiler stack",
     THREADS: "other threads' wall time",
     CPU: "op CPU time",
     DEVICE: "device time",
     WAIT: "wall time waiting on the device",
     MEMORY: "memory at the peak",
+    RSS: "the process's peak RSS",
 }
 SHORT = {
     WALL: "wall",
     PYTHON: "Python",
     COMPILING: "compile",
+    IMPORTING: "import",
     THREADS: "threads",
     CPU: "op CPU",
     DEVICE: "device",
     WAIT: "wait",
     MEMORY: "memory",
+    RSS: "peak RSS",
 }
 # What each column's share is a share of: stated once, shown with the report.
 DENOMINATOR = {
     WALL: "the main thread's sampled wall time (sample pass)",
     PYTHON: "the same sampled wall time: the part spent running Python, not in a C call",
     COMPILING: "the same sampled wall time: the part while torch.compile compiled (one-time work)",
+    IMPORTING: (
+        "the same sampled wall time: the part while torch imported its compiler stack for the script "
+        "(one-time work)"
+    ),
     THREADS: "the same sampled wall time: other threads' sampled wall time at the line, as a share of it",
     CPU: "all torch ops' self CPU time (cpu pass)",
     DEVICE: "all device time: kernels, memcpy, memset (cuda pass)",
     WAIT: "the cuda pass's wall time",
     MEMORY: "the pass's memory peak: the most the script's allocations (on the pass's device) held at once",
+    RSS: (
+        "the process's peak RSS over the whole run (sample pass): the line's part is how much "
+        "the peak rose while it ran"
+    ),
 }
 
 
@@ -96,7 +111,7 @@ class Thresholds:
 
 def amount(cell: Cell, kind: str) -> float:
     """A cell's absolute figure: seconds, or bytes for the memory column."""
-    return float(cell.bytes or 0) if kind == MEMORY else cell.time_s
+    return float(cell.bytes or 0) if kind in BYTES else cell.time_s
 
 
 # A line holding less than this at the memory peak is no memory hotspot, whatever its share
@@ -105,11 +120,26 @@ def amount(cell: Cell, kind: str) -> float:
 MEMORY_FLOOR_BYTES = 1_000_000
 
 
+# ... and a line that raised the process's peak RSS by less than this: the high-water mark
+# moves by pages and by the allocator's own caching, and Python's objects raise it a little
+# everywhere
+RSS_FLOOR_BYTES = 20_000_000
+
+
 def memory_share(row: Hotspot) -> float:
     """The row's share of the memory peak, as it counts for marking the line: 0 below
     ``MEMORY_FLOOR_BYTES``."""
     cell = row.columns.get(MEMORY)
     if cell is None or (cell.bytes or 0) < MEMORY_FLOOR_BYTES:
+        return 0.0
+    return cell.share
+
+
+def rss_share(row: Hotspot) -> float:
+    """The row's share of the process's peak RSS (how much it raised it), as it counts for
+    marking the line: 0 below ``RSS_FLOOR_BYTES``."""
+    cell = row.columns.get(RSS)
+    if cell is None or (cell.bytes or 0) < RSS_FLOOR_BYTES:
         return 0.0
     return cell.share
 
@@ -135,11 +165,13 @@ def loudness(row: Hotspot) -> float:
     memory peak when that is larger. Other threads that only waited at a line count for
     the part of their time they ran."""
     if row.kind in row.columns:
-        return max(row.share, memory_share(row))
+        return max(row.share, memory_share(row), rss_share(row))
     return max((_loud(kind, c) for kind, c in row.columns.items()), default=0.0)
 
 
 def _loud(kind: str, cell: Cell) -> float:
+    if kind == RSS and (cell.bytes or 0) < RSS_FLOOR_BYTES:
+        return 0.0
     if kind == THREADS and threads_waited(cell) and cell.running_s is not None:  # (for mypy)
         return cell.share * cell.running_s / cell.time_s
     return cell.share
@@ -150,7 +182,7 @@ def marked_for(row: Hotspot) -> str:
     column's, else where the CPU waits, else the memory it holds."""
     if row.kind in row.columns:
         return row.kind
-    for kind in (WAIT, THREADS, MEMORY):
+    for kind in (WAIT, THREADS, MEMORY, RSS):
         if kind in row.columns:
             return kind
     return row.kind
@@ -266,10 +298,19 @@ def _add_sampled(rows: _Rows, part: Pass) -> None:
         )
         python = round(entry.python_s * scale, 6)
         row.columns[PYTHON] = Cell(time_s=python, share=round(python / total, 6) if total > 0 else 0.0)
-        compiling = round(entry.compiling_s * scale, 6)
-        if compiling > 0:
-            row.columns[COMPILING] = Cell(
-                time_s=compiling, share=round(compiling / total, 6) if total > 0 else 0.0
+        # (no window records while torch imports: that part is all outside them)
+        for kind, seconds in (
+            (COMPILING, round(entry.compiling_s * scale, 6)),
+            (IMPORTING, entry.importing_s),
+        ):
+            if seconds > 0:
+                row.columns[kind] = Cell(
+                    time_s=seconds, share=round(seconds / total, 6) if total > 0 else 0.0
+                )
+        peak = part.samples.peak_rss
+        if entry.rss_raised_bytes > 0 and peak is not None and peak.bytes > 0:
+            row.columns[RSS] = Cell(
+                time_s=0.0, share=round(entry.rss_raised_bytes / peak.bytes, 6), bytes=entry.rss_raised_bytes
             )
     # Other threads' time, on their lines (the main thread may only wait for them, at a join)
     for other in part.samples.threads:
@@ -451,6 +492,7 @@ def hotspots(doc: Document, thresholds: Thresholds | None = None) -> list[Hotspo
         or waits(r)
         or threads(r)
         or memory_share(r) >= thresholds.min_memory_share
+        or rss_share(r) >= thresholds.min_memory_share
     ]
 
 

@@ -7,12 +7,12 @@ import os
 from typing import Any
 
 from ..analysis.compare import Comparison, LineChange, Regression
-from ..analysis.ranking import KIND_LABEL, MEMORY, SHORT
+from ..analysis.ranking import BYTES, KIND_LABEL, SHORT
 from .wording import size
 
 SCHEMA = "bottleneck-lsp.diff"
 VERSION = 1
-UNIT = {kind: "bytes" if kind == MEMORY else "s" for kind in KIND_LABEL}
+UNIT = {kind: "bytes" if kind in BYTES else "s" for kind in KIND_LABEL}
 
 
 def percent(change: float | None) -> str:
@@ -24,7 +24,7 @@ def _seconds(value: float) -> str:
 
 
 def _amount(kind: str, value: float) -> str:
-    return size(value) if kind == MEMORY else _seconds(value)
+    return size(value) if kind in BYTES else _seconds(value)
 
 
 def _where(c: LineChange) -> str:

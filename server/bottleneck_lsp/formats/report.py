@@ -324,16 +324,50 @@ def hotspot_table(hotspots: list[Hotspot], cwd: str, denominators: dict[str, str
 MEMORY_ROWS = 5
 
 
+RSS_ROWS = 3
+
+
+def peak_rss_lines(doc: Document, cwd: str) -> list[str]:
+    """The process's peak RSS over the whole run (the sample pass's), where it was reached
+    and the lines that raised it most (``runner/peakrss.py``)."""
+    sample = doc.pass_named(PassName.SAMPLE)
+    peak = sample.samples.peak_rss if sample is not None and sample.samples is not None else None
+    if peak is None:
+        return []
+    size = wording.size
+    text = (
+        f"Whole run: the process's peak RSS was {size(peak.bytes)} "
+        f"({size(peak.start_bytes)} when the script started)"
+    )
+    if peak.file is not None and peak.line is not None:
+        text += f", last raised at {_where(peak.file, cwd)}:{peak.line}"
+        text += f", {peak.at_s:.2f} s in" if peak.at_s is not None else ""
+        text += " (during a recording window: its buffers count)" if peak.windowed else ""
+    out = [text + "."]
+    rows = [r for r in (doc.ranking.lines if doc.ranking else []) if ranking.RSS in r.columns]
+    rows.sort(key=lambda r: -(r.columns[ranking.RSS].bytes or 0))
+    if rows:
+        raised = ", ".join(
+            f"{_where(r.file, cwd)}:{r.line} +{size(r.columns[ranking.RSS].bytes or 0)}"
+            for r in rows[:RSS_ROWS]
+        )
+        out.append(f"Lines that raised it most: {raised}.")
+    return out
+
+
 def memory_lines(doc: Document, cwd: str, thresholds: Thresholds) -> list[str]:
-    """The memory peak and the lines holding most of it (docs/memory.md)."""
+    """The memory peak and the lines holding most of it (docs/memory.md), and the process's
+    peak RSS over the whole run."""
     part = next(
         (p for p in (doc.pass_named(PassName.CUDA), doc.pass_named(PassName.CPU)) if p and p.memory), None
     )
+    whole = peak_rss_lines(doc, cwd)
     if part is None or part.memory is None:
-        return []
+        return [*_section("Memory"), *whole] if whole else []
     m = part.memory
     size = wording.size
     out = _section(f"Memory by source line ({part.name} pass, {m.device})")
+    out += whole
     where = f" at {_where(m.peak_file, cwd)}:{m.peak_line}" if m.peak_file and m.peak_line else ""
     when = f", {m.peak_at_s:.2f} s in" if m.peak_at_s is not None else ""
     out.append(f"Peak: {size(m.peak_bytes)} held at once by allocations made while profiling{when}{where}.")

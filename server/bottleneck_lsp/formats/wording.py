@@ -15,9 +15,11 @@ from ..analysis.ranking import (
     COMPILING,
     CPU,
     DEVICE,
+    IMPORTING,
     KIND_LABEL,
     MEMORY,
     PYTHON,
+    RSS,
     SHORT,
     THREADS,
     WAIT,
@@ -25,6 +27,7 @@ from ..analysis.ranking import (
     Hotspot,
     Thresholds,
     kernel_label,
+    rss_share,
     threads_waited,
 )
 from ..analysis.ranking import memory_share as share_of_peak
@@ -71,6 +74,12 @@ def held_at_failure(row: Hotspot, held: int) -> str:
     )
 
 
+def rss_text(row: Hotspot) -> str:
+    """How much the line raised the process's peak RSS over the whole run."""
+    cell = row.columns[RSS]
+    return f"raised the process's peak RSS by {size(cell.bytes or 0)} ({cell.share * 100:.1f}% of the peak)"
+
+
 def memory_text(row: Hotspot) -> str:
     """What the line holds at the memory peak, and what it allocated in all."""
     cell, memory = row.columns[MEMORY], row.memory
@@ -99,6 +108,8 @@ def _cell_text(row: Hotspot, kind: str, plain: bool) -> str:
     cell = row.columns[kind]
     if kind == MEMORY:
         return memory_text(row)
+    if kind == RSS:
+        return rss_text(row)
     if kind == WAIT:
         return (
             f"the CPU waited {ms(cell.time_s)} here on the device ({cell.share * 100:.1f}% of the cuda pass)"
@@ -175,15 +186,19 @@ def message(row: Hotspot, plain: bool = False, memory_share: float = NOTABLE_MEM
     order = [row.kind, *[k for k in COLUMNS if k != row.kind]] if row.kind in row.columns else list(COLUMNS)
     parts = []
     for kind in order:
-        if kind not in row.columns or kind in (PYTHON, COMPILING):
+        if kind not in row.columns or kind in (PYTHON, COMPILING, IMPORTING):
             continue  # parts of the wall time, said with it
         if kind == MEMORY and not _notable(row, memory_share):
+            continue
+        if kind == RSS and rss_share(row) < memory_share:
             continue
         text = _cell_text(row, kind, plain)
         if kind == WALL and PYTHON in row.columns and row.columns[PYTHON].share >= 0.0005:  # shows as 0.1%
             text = text[:-1] + f", {row.columns[PYTHON].share * 100:.1f}% running Python)"
         if kind == WALL and COMPILING in row.columns:
             text += f", {compiling_text(row)}"
+        if kind == WALL and IMPORTING in row.columns:
+            text += f", {importing_text(row)}"
         parts.append(text)
     if row.unrecorded:
         parts.append("not in the recorded windows (no op CPU time or memory)")
@@ -209,6 +224,13 @@ def compiling_text(row: Hotspot) -> str:
     return f"{ms(cell.time_s)}{of} while torch.compile compiled (one-time work)"
 
 
+def importing_text(row: Hotspot) -> str:
+    """The part of a line's wall time during which torch imported its compiler stack."""
+    cell, wall = row.columns[IMPORTING], row.columns.get(WALL)
+    of = f" of the line's {ms(wall.time_s)}" if wall is not None else ""
+    return f"{ms(cell.time_s)}{of} while torch imported its compiler stack (one-time work)"
+
+
 def lens(row: Hotspot, memory_share: float = NOTABLE_MEMORY_SHARE) -> str:
     """Short: the ranking column, its top op or kernel, the other columns' shares (memory as
     in ``message``)."""
@@ -230,6 +252,8 @@ def lens(row: Hotspot, memory_share: float = NOTABLE_MEMORY_SHARE) -> str:
     rest = []
     if COMPILING in row.columns:
         rest.append(f"{ms(row.columns[COMPILING].time_s)} torch.compile compiling")
+    if IMPORTING in row.columns:
+        rest.append(f"{ms(row.columns[IMPORTING].time_s)} torch importing its compiler stack (once)")
     for kind in (WALL, THREADS, CPU, DEVICE):
         if kind != row.kind and kind in row.columns:
             rest.append(f"{SHORT[kind]} {row.columns[kind].share * 100:.0f}%")
@@ -237,6 +261,8 @@ def lens(row: Hotspot, memory_share: float = NOTABLE_MEMORY_SHARE) -> str:
         rest.append(f"waits {ms(row.columns[WAIT].time_s)} on the device")
     if held:
         rest.append(held)
+    if rss_share(row) >= memory_share:
+        rest.append(f"+{size(row.columns[RSS].bytes or 0)} peak RSS")
     spread = rank_spread(row)
     if spread:
         rest.append(spread)

@@ -210,7 +210,11 @@ class Job:
         try:
             await self._start_forks()
             planned = self._plan_once(planned)
-            if not spec.distributed:
+            if self._once:
+                # one run: what torch imports lazily for the script stays on the line that
+                # made it, as one-time work (the bare run pays it there): nothing loads it first
+                self._compiler_stack = False
+            elif not spec.distributed:
                 guessed = await asyncio.to_thread(guess_compiler_stack, spec.script, spec.roots)
                 self._compiler_stack, self._inductor = guessed.stack, guessed.inductor
             await self._ready_compiler_stack()

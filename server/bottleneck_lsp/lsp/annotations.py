@@ -375,6 +375,8 @@ def hover(annotations: list[Annotation], doc: Document | None) -> str:
             figure = (
                 f"{wording.size(cell.bytes or 0)} live"
                 if kind == ranking.MEMORY
+                else f"+{wording.size(cell.bytes or 0)}"
+                if kind == ranking.RSS
                 else f"{cell.time_s * 1000:.1f} ms"
             )
             rows.append(

@@ -155,7 +155,9 @@ class _Run:
             path = self.files.resolve(found[0]) or found[0]
             where = f" at {os.path.basename(path)}:{found[1]}"
         aside = (
-            "set aside: no line is charged for it"
+            "kept on that line as one-time work (the bare run pays it there too)"
+            if self.ns.windows
+            else "set aside: no line is charged for it"
             if self.ns.pass_name == PassName.SAMPLE
             else "in this pass's time"
         )
@@ -293,6 +295,12 @@ class _Run:
                 memory=ns.memory,
                 collectives=ns.per_rank,
                 shapes=ns.shapes,
+            )
+        if torch is not None and ns.windows and not ns.compiler_stack and compilerstack.loaded():
+            part.add_note(
+                "torch's compiler stack was loaded before this run (an earlier profile's fork "
+                "server loaded it): the line that makes torch load it does not show that one-time "
+                "import here (a fresh start does: restart the server, or the command line)"
             )
         if torch is not None and compilerstack.unloaded():
             self.lazy = compilerstack.LazyLoad(

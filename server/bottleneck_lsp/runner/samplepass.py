@@ -58,7 +58,8 @@ class SamplePass:
         self.sampler.on_tick = self.windows.tick
         self.sampler.on_release = self.windows.timer_taken
         windows = self.windows
-        self.sampler.windowed = lambda: windows.hooked
+        # (an import torch makes for the script is not recorded: its time is never set apart)
+        self.sampler.windowed = lambda: windows.hooked and not windows.importing
         windows.calibrate(os.path.dirname(self.script) or os.getcwd())
 
     def start(self) -> None:
@@ -79,8 +80,13 @@ class SamplePass:
 
     def set_aside(self, begin: bool) -> None:
         """Time charged to no line, left out of the pass's wall time, from ``begin=True``
-        until ``begin=False`` (torch's compiler stack loading, ``compilerstack.py``)."""
-        if begin:
+        until ``begin=False`` (torch's compiler stack loading, ``compilerstack.py``). In the
+        one run (windows) it stays on the line that made torch import it, as one-time work:
+        no other run pays it, and the bare run does."""
+        if self.windows is not None:
+            self.sampler.one_time(begin)
+            self.windows.one_time(begin)
+        elif begin:
             self.sampler.pause()
         else:
             self.sampler.resume()

@@ -82,6 +82,7 @@ from typing import Any
 
 from .bytecode import CHECKS_AFTER_PYTHON_CALLS, Site, c_ops_before, held_here, in_c_call, line_of
 from .paths import FileClassifier, is_runner_file
+from .peakrss import PeakWatch
 
 # The kernel's own view of the timer, kept before ``_TimerGuard`` wraps ``signal.getitimer``
 # (a script's call to it hands the timer back; the sampler's own must not).
@@ -175,6 +176,11 @@ class ThreadSampler:
         # charged meanwhile is also counted per line in ``compiling_ns``
         self.compiling = compiling
         self.compiling_ns: dict[tuple[str, int], int] = {}
+        # Whether torch is importing what it loads lazily (its compiler stack, inductor) for the
+        # script now (``one_time``): in the one run that time stays on the line that made torch
+        # import it, also counted per line in ``importing_ns`` (one-time work, as compiling)
+        self.importing = False
+        self.importing_ns: dict[tuple[str, int], int] = {}
         self.interval = interval
         self.signal_interval = signal_interval
         self.target = threading.get_ident()
@@ -219,6 +225,7 @@ class ThreadSampler:
         self.windowed: Callable[[], bool] | None = None
         self.windowed_ns: dict[tuple[str, int], int] = {}
         self.ours_ns = 0  # set aside: our own Python running in a window
+        self.peak = PeakWatch()  # the process's peak RSS, on the lines that raised it
         self._previous_handler: Any = None
         self._kept: list[Any] = []  # per look during which the main thread moved: its frames
         self._guard = _TimerGuard(self)
@@ -286,15 +293,18 @@ class ThreadSampler:
         entry.python_ns += python
 
     def _compiled(self, key: tuple[str, int], wall: int) -> None:
-        """Of the time just charged to ``key``, ``wall`` ran while torch.compile compiled."""
-        self.compiling_ns[key] = self.compiling_ns.get(key, 0) + wall
+        """Of the time just charged to ``key``, ``wall`` ran while torch.compile compiled, or
+        while torch imported what it loads lazily (counted there only: an import inside a
+        compile is import work)."""
+        table = self.importing_ns if self.importing else self.compiling_ns
+        table[key] = table.get(key, 0) + wall
 
     def _charge_main(self, key: tuple[str, int], function: str, wall: int, cpu: int, python: bool) -> None:
         """Charge the main thread's time since the last charge to ``key``. Time found in a C
         call right after a look saw Python on another line began on that line: the C call
         started somewhere between that look and the next tick, which would have seen it
         running Python (half a timer interval, on average, goes back to the Python line)."""
-        compiling = self.compiling is not None and self.compiling()
+        compiling = self.importing or (self.compiling is not None and self.compiling())
         before = self._python_seen
         if not python and before is not None and before[0] != key and wall > 0:
             part = min(wall, self._signal_ns if not self.timer_released else wall) // 2
@@ -306,8 +316,10 @@ class ThreadSampler:
         self._charge(self.lines, key, function, wall, cpu, wall if python else 0)
         if compiling:
             self._compiled(key, wall)
-        if self.windowed is not None and self.windowed():
+        windowed = self.windowed is not None and self.windowed()
+        if windowed:
             self.windowed_ns[key] = self.windowed_ns.get(key, 0) + wall
+        self.peak.look(key, windowed)
         self._python_seen = (key, function) if python else None
 
     def _cpu_fraction(self) -> float:
@@ -535,6 +547,7 @@ class ThreadSampler:
     # -- control -----------------------------------------------------------------------------
     def start(self) -> None:
         """From the main thread, where the timer's handler must run."""
+        self.peak = PeakWatch()  # (the script's start)
         self._last_wall = self._last_signal = self._last_charge = time.perf_counter_ns()
         self._thread_looked = self._last_charge  # (its first look is an interval away)
         self._last_cpu = time.clock_gettime_ns(self._clock) if self._clock is not None else 0
@@ -574,6 +587,12 @@ class ThreadSampler:
         self._paused = True
         self._c_seen = self._python_seen = None
         self._paused_at = time.perf_counter_ns()
+
+    def one_time(self, begin: bool) -> None:
+        """From ``begin=True`` until ``begin=False``, torch imports what it loads lazily (its
+        compiler stack, ``compilerstack.py``): the time is charged to the line as ever, and
+        also counted as that line's one-time import work."""
+        self.importing = begin
 
     def paused_until_now(self) -> int:
         """Nanoseconds set aside so far, a pause in progress included."""
@@ -628,6 +647,12 @@ class ThreadSampler:
         def compiled(key: tuple[str, int]) -> dict[str, float]:
             ns = compiling.get(key, 0)
             found = {"compiling_s": round(ns / 1e9, 6)} if ns > 0 else {}
+            imported = self.importing_ns.get(key, 0)
+            if imported > 0:
+                found["importing_s"] = round(imported / 1e9, 6)
+            raised = self.peak.raised_bytes(key)
+            if raised > 0:
+                found["rss_raised_bytes"] = raised
             if self.windowed is not None:
                 found["windowed_s"] = round(self.windowed_ns.get(key, 0) / 1e9, 6)
             return found
@@ -650,6 +675,7 @@ class ThreadSampler:
                 if self.windowed is not None
                 else {}
             ),
+            "peak_rss": self.peak.document(),
             "lines": [
                 {
                     "file": path,

@@ -128,6 +128,7 @@ class Windows:
         self.spans: list[tuple[float, float, int]] = []  # (opened into the run, seconds, torch calls)
         self.calls = 0
         self.busy = False  # opening or closing a window, or ended
+        self.importing = False  # torch imports its compiler stack for the script (``one_time``)
         self.per_call_s = 0.0  # what recording costs a torch call (``calibrate``)
         self.script_profiler: scriptprofiler.Starter | None = None
         self._unwarn: Callable[[], None] | None = None
@@ -206,13 +207,23 @@ class Windows:
                 self.hooked = False
         finally:
             self.busy = False
-            if rider is not None and self.hooked:
+            if rider is not None and self.hooked and not self.importing:
                 rider.profiler.enable()
+
+    def one_time(self, begin: bool) -> None:
+        """torch imports what it loads lazily, from ``begin=True`` to ``begin=False`` (over a
+        second of Python): no window records it (cProfile would slow it by half again). The
+        open one stops counting calls with cProfile and closes at the next safe point."""
+        self.importing = begin
+        if begin and self.hooked:
+            self.closing = self.closing or "import"
+            if self.cprofile is not None and not self.busy:
+                self.cprofile.profiler.disable()
 
     def _tick(self, frame: FrameType) -> None:
         now = time.perf_counter()
         if self.profiler is None and not self.hooked:
-            if not self.ended and now >= self.next_open and self._safe(frame):
+            if not self.ended and not self.importing and now >= self.next_open and self._safe(frame):
                 self._open()
             return
         if not self.closing and now - self.opened >= (WINDOW_S if self.spans else FIRST_WINDOW_S):

@@ -159,7 +159,8 @@ class ScriptError(Node):
 class Startup(Node):
     import_torch_s: float | None = None
     import_torch_lazy_s: float | None = None
-    compiler_stack_in_run_s: float | None = None  # loaded by the script, set aside (sample pass)
+    # loaded by the script: set aside (separate runs' sample pass), or on its line (the one run)
+    compiler_stack_in_run_s: float | None = None
     inductor_in_run_s: float | None = None  # what torch.compile imports with inductor, the same way
     cuda_init_s: float | None = None
 
@@ -214,6 +215,8 @@ class SampledLine(Node):
     wall_share: float = 0.0
     cpu_share: float | None = None
     compiling_s: float = 0.0
+    importing_s: float = 0.0  # the one run: of wall_s, while torch imported its compiler stack (one-time)
+    rss_raised_bytes: int = 0  # how much the process's peak RSS rose while the line ran (runner/peakrss.py)
     windowed_s: float | None = None  # the one run: of wall_s, sampled while a window recorded
 
 
@@ -230,6 +233,18 @@ class ThreadLine(Node):
 
 
 @dataclass(kw_only=True)
+class PeakRss(Node):
+    """The process's peak RSS over the sampled run, and the line that raised it last."""
+
+    bytes: int
+    start_bytes: int  # when the script started
+    file: str | None = None  # None: it never rose while the script ran
+    line: int | None = None
+    at_s: float | None = None  # into the run
+    windowed: bool = False  # reached while a recording window was open (its buffers count)
+
+
+@dataclass(kw_only=True)
 class Samples(Node):
     interval_s: float
     signal_interval_s: float | None = None
@@ -243,6 +258,7 @@ class Samples(Node):
     outside_s: float = 0.0
     sampler_cpu_s: float | None = None
     windowed_s: float | None = None  # the one run: of wall_s, on the user's lines while a window recorded
+    peak_rss: PeakRss | None = None
     lines: list[SampledLine] = field(default_factory=list)
     threads: list[ThreadLine] = field(default_factory=list)
 

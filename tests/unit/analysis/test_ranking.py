@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 
 from bottleneck_lsp.analysis import ranking
 from bottleneck_lsp.analysis.ranking import Thresholds
-from repository import one_run, recorded
+from bottleneck_lsp.formats import wording
+from bottleneck_lsp.schema.model import Document
+from repository import ONE_RUN, one_run, recorded
 
 
 def test_one_row_per_line_ranked_by_wall_time_with_every_column() -> None:
@@ -60,3 +63,35 @@ def test_a_small_memory_peak_marks_no_line() -> None:
     assert ranking.memory_share(quiet) == 0.0 and ranking.memory_share(loud) == 0.746
     assert ranking.severity(quiet, Thresholds()) != ranking.WARNING
     assert ranking.severity(loud, Thresholds()) == ranking.WARNING
+
+
+def _with_one_time_and_peak(importing_s: float, raised: int) -> ranking.Hotspot:
+    """The one run's fixture, its optimizer line given import time and a rise of the peak RSS."""
+    raw = json.loads(ONE_RUN.read_text())
+    sample = next(p for p in raw["passes"] if p["name"] == "sample")
+    line = sample["samples"]["lines"][-1]  # (sampled outside the windows: no windowed time)
+    line.update(importing_s=importing_s, wall_s=importing_s or 0.01, windowed_s=0.0, rss_raised_bytes=raised)
+    sample["samples"]["peak_rss"] = {
+        "bytes": 400_000_000,
+        "start_bytes": 260_000_000,
+        "file": line["file"],
+        "line": line["line"],
+    }
+    doc = ranking.conclude(Document.from_json(raw))
+    return next(r for r in ranking.all_rows(doc) if r.key == (line["file"], line["line"]))
+
+
+def test_one_time_import_and_the_peak_rss_are_columns_of_their_line() -> None:
+    row = _with_one_time_and_peak(1.2, 80_000_000)
+    assert row.columns[ranking.IMPORTING].time_s == 1.2
+    assert row.columns[ranking.RSS].bytes == 80_000_000 and row.columns[ranking.RSS].share == 0.2
+    text = wording.message(row)
+    assert "1200 ms of the line's 1200 ms while torch imported its compiler stack (one-time work)" in text
+    assert "raised the process's peak RSS by 80.0 MB (20.0% of the peak)" in text
+    assert ranking.severity(row, Thresholds()) == ranking.WARNING  # (20% of the peak)
+
+
+def test_a_small_rise_of_the_peak_rss_marks_no_line() -> None:
+    row = _with_one_time_and_peak(0.0, ranking.RSS_FLOOR_BYTES - 1)
+    assert ranking.RSS in row.columns and ranking.rss_share(row) == 0.0
+    assert "peak RSS" not in wording.message(row)

@@ -162,3 +162,30 @@ def test_the_whole_runs_memory_peak_is_placed_on_its_line() -> None:
         entry for entry in sample["samples"]["lines"] if entry["line"] == marker_line(name, "# STEADY")
     )
     assert steady.get("rss_raised_bytes", 0) < 20e6
+
+
+def test_the_drop_in_prints_the_function_table_of_the_sampled_stacks() -> None:
+    """The old tool's cProfile section, from the sampler's stacks over the whole run (py-spy's
+    top's columns): main, outer, inner by total time; inner's time its own."""
+    name = "nested_calls.py"
+    result = subprocess.run(
+        [sys.executable, "-m", "bottleneck_lsp", str(SCRIPTS / name)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    section = result.stdout.split("Functions by sampled time (whole run, from the sampler's stacks")[1]
+    section = section.split("cProfile output")[0]
+    rows = {}
+    for line in section.splitlines():
+        found = re.match(
+            r"\s*([\d.]+) ms\s+([\d.]+)%\s+([\d.]+) ms\s+([\d.]+)%\s+(\S+) \((\S+):(\d+)\)$", line
+        )
+        if found and found[6].endswith(name):
+            rows[found[5]] = (float(found[2]), float(found[4]))
+    order = [f for f in rows if f in ("main", "outer", "inner")]
+    assert order == ["main", "outer", "inner"], section
+    own, total = rows["inner"]
+    assert total >= 50 and own >= 0.8 * total  # its matmul and exp: C calls it made
+    assert rows["outer"][0] < 10 and rows["main"][1] >= rows["outer"][1] >= total

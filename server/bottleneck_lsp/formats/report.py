@@ -252,6 +252,38 @@ def sample_lines(part: Pass | None) -> list[str]:
     return out
 
 
+def _short(path: str, cwd: str) -> str:
+    """A file as the function table names it: an installed package's from its package
+    (``torch/_tensor.py``), the user's as ``_where`` does."""
+    marker = "site-packages" + os.sep
+    return path.rsplit(marker, 1)[1] if marker in path else _where(path, cwd)
+
+
+def function_lines(part: Pass | None, cwd: str) -> list[str]:
+    """The function table of the sampled stacks, the way py-spy's top shows it: the whole run,
+    the most total time first; cProfile's exact counts follow where it recorded."""
+    samples = part.samples if part is not None else None
+    if samples is None or not samples.functions:
+        return []
+    out = _section("Functions by sampled time (whole run, from the sampler's stacks; cProfile-style)")
+    total = max(f.total_s for f in samples.functions)  # (the script's outermost frame: all of it)
+    out.append(
+        f"   Ordered by: total time (top {TOP_ROWS}); own: as the innermost Python frame (its C calls "
+        "included); shares of the sampled time"
+    )
+    out.append("")
+    out.append(f"{'own':>9} {'own%':>6} {'total':>9} {'total%':>6}  function (file:line)")
+
+    def pct(seconds: float) -> str:
+        return f"{seconds / total * 100:5.1f}%" if total > 0 else "     -"
+
+    for f in samples.functions[:TOP_ROWS]:
+        where = f"{_short(f.file, cwd)}:{f.line}"
+        own, whole = f"{_ms(f.self_s):>9} {pct(f.self_s):>6}", f"{_ms(f.total_s):>9} {pct(f.total_s):>6}"
+        out.append(f"{own} {whole}  {f.function} ({where})")
+    return out
+
+
 def _device_lines(summary: DeviceSummary, head: str) -> list[str]:
     """A pass's device summary: busy time against wall time, the CPU's waits, top kernels."""
     wait = summary.wait_s
@@ -536,6 +568,7 @@ def render(doc: Document, thresholds: Thresholds | None = None, cwd: str | None 
     lines = banner(doc)
     lines += environment_lines(doc)
     lines += sample_lines(doc.pass_named(PassName.SAMPLE))
+    lines += function_lines(doc.pass_named(PassName.SAMPLE), cwd)
     lines += cprofile_lines(doc.pass_named(PassName.CPROFILE), cwd)
     lines += autograd_lines(doc.pass_named(PassName.CPU), "CPU")
     lines += autograd_lines(doc.pass_named(PassName.CUDA), "CUDA")

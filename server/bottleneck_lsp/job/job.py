@@ -296,7 +296,8 @@ class Job:
                 run.passes.append(rank_pass)
             part = distributed.job_pass(typed)
         doc.environment = parts[0].environment or doc.environment
-        if part.startup is not None and not self._stopped:
+        if part.startup is not None and not self._stopped and not self._once:
+            # (the one run has no next pass to load it for)
             await self._learn_compiler_imports(part.startup)
         if self._fork_note:
             part.add_note(self._fork_note)

@@ -77,12 +77,13 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from types import FrameType
+from types import CodeType, FrameType
 from typing import Any
 
 from .bytecode import CHECKS_AFTER_PYTHON_CALLS, Site, c_ops_before, held_here, in_c_call, line_of
 from .paths import FileClassifier, is_runner_file
 from .peakrss import PeakWatch
+from .stacks import StackTable
 
 # The kernel's own view of the timer, kept before ``_TimerGuard`` wraps ``signal.getitimer``
 # (a script's call to it hands the timer back; the sampler's own must not).
@@ -203,8 +204,8 @@ class ThreadSampler:
         self._last_charge = 0
         self._c_seen: tuple[tuple[str, int], str] | None = None  # the last look saw a C call there
         self._python_seen: tuple[tuple[str, int], str] | None = None  # ... or Python running there
-        # The thread's own last look, when it saw a C call: (line, function, when)
-        self._thread_c: tuple[tuple[str, int], str, int] | None = None
+        # The thread's own last look, when it saw a C call: (line, function, when, stack)
+        self._thread_c: tuple[tuple[str, int], str, int, tuple[CodeType, ...]] | None = None
         self._signal_ns = int(signal_interval * 1e9)
         self._late_ns = int(signal_interval * 1.25e9)
         self._held_ns = int(signal_interval * 0.16e9)  # handled this long after it arrived: held
@@ -226,6 +227,8 @@ class ThreadSampler:
         self.windowed_ns: dict[tuple[str, int], int] = {}
         self.ours_ns = 0  # set aside: our own Python running in a window
         self.peak = PeakWatch()  # the process's peak RSS, on the lines that raised it
+        self.stacks = StackTable()  # the main thread's time per stack (the function table)
+        self._c_codes: tuple[CodeType, ...] = ()  # the stack of the C call in ``_c_seen``
         self._previous_handler: Any = None
         self._kept: list[Any] = []  # per look during which the main thread moved: its frames
         self._guard = _TimerGuard(self)
@@ -239,19 +242,28 @@ class ThreadSampler:
         self._other_clocks: dict[int, tuple[int, int]] = {}
 
     # -- the looks -------------------------------------------------------------------------
-    def _capture(self, frame: FrameType | None, held: list[Any] | None) -> list[Site]:
+    def _capture(
+        self, frame: FrameType | None, held: list[Any] | None, codes: list[CodeType] | None = None
+    ) -> list[Site]:
         """The sites of ``frame``'s stack, innermost first, up to the first of the user's
         files known as such (files not seen before are resolved later, by ``_user_site``).
-        Attribute reads only. ``held``: where the thread keeps each frame it reaches."""
+        Attribute reads only. ``held``: where the thread keeps each frame it reaches;
+        ``codes``: where the whole stack's code objects go (the walk then goes on to the end)."""
         paths = self._paths
         sites: list[Site] = []
+        found = False
         while frame is not None:
             code = frame.f_code
-            path = paths.get(code.co_filename, "")
-            if path is not None:  # the user's, or not known yet
-                sites.append((code, frame.f_lasti, frame.f_lineno or 0))
-                if path:
-                    break
+            if codes is not None:
+                codes.append(code)
+            if not found:
+                path = paths.get(code.co_filename, "")
+                if path is not None:  # the user's, or not known yet
+                    sites.append((code, frame.f_lasti, frame.f_lineno or 0))
+                    if path:
+                        if codes is None:
+                            break
+                        found = True
             frame = frame.f_back
             if held is not None:
                 held.append(frame)
@@ -331,8 +343,11 @@ class ThreadSampler:
         self._last_wall, self._last_cpu = now, cpu_now
         return min(cpu / wall, 1.0) if wall > 0 and clock is not None else 0.0
 
-    def _charge_to(self, key: tuple[str, int], function: str, now: int, span: int) -> None:
-        """As ``_look`` charges a C call's time, to a line known already."""
+    def _charge_to(
+        self, key: tuple[str, int], function: str, now: int, span: int, codes: tuple[CodeType, ...]
+    ) -> None:
+        """As ``_look`` charges a C call's time, to a line known already (``codes``: the
+        stack it was seen at)."""
         quantum = max(min(span, now - self._last_charge), 0)
         self._last_charge = now
         if self._paused:
@@ -342,13 +357,16 @@ class ThreadSampler:
         self.wall_ns += quantum
         cpu = int(quantum * self._cpu_fraction())
         self.cpu_ns += cpu
+        self.stacks.charge(codes, quantum)
         self._charge_main(key, function, quantum, cpu, False)
-        self._c_seen = (key, function)
+        self._c_seen, self._c_codes = (key, function), codes
 
-    def _look(self, sites: list[Site], now: int, span: int, python: bool) -> None:
+    def _look(
+        self, sites: list[Site], now: int, span: int, python: bool, codes: tuple[CodeType, ...] = ()
+    ) -> None:
         """Charge the time since the last charged look, at most ``span`` ns (this kind of
         look's own period: what it can vouch for), to the user's line in a stack
-        (``sites``, innermost first)."""
+        (``sites``, innermost first; ``codes``: the whole stack's, for the function table)."""
         quantum = max(min(span, now - self._last_charge), 0)
         self._last_charge = now
         self._c_seen = None
@@ -372,6 +390,7 @@ class ThreadSampler:
         self.wall_ns += quantum
         cpu = int(quantum * self._cpu_fraction())
         self.cpu_ns += cpu
+        self.stacks.charge(codes, quantum)
         found = self._user_site(sites)
         if found is None:
             self.outside_ns += quantum
@@ -381,7 +400,7 @@ class ThreadSampler:
         key = (path, line_of(site))
         self._charge_main(key, site[0].co_name, quantum, cpu, python)
         if not python:
-            self._c_seen = (key, site[0].co_name)
+            self._c_seen, self._c_codes = (key, site[0].co_name), codes
 
     def _on_signal(self, signum: int, frame: FrameType | None) -> None:
         """The timer, in the main thread between bytecodes. On time (the previous tick was
@@ -409,7 +428,8 @@ class ThreadSampler:
                 # On time: Python ran here, or a C call shorter than an interval that this
                 # line made and that just returned (handlers run at the end of a call).
                 self.signal_looks += 1
-                sites = self._capture(frame, None)
+                codes: list[CodeType] = []
+                sites = self._capture(frame, None, codes)
                 python = not in_c_call(frame.f_code, frame.f_lasti)
                 earlier = self._thread_c
                 if earlier is not None and now - earlier[2] <= self._blocked_ns:
@@ -423,14 +443,18 @@ class ThreadSampler:
                             # check point of its own (an operator: ``y = x @ x`` then
                             # ``if time.perf_counter() > end``, or the loop's ``while``):
                             # the thread saw that op running, and the tick arrived in it.
-                            self._charge_to(earlier[0], earlier[1], now, min(gap, self._signal_ns))
+                            self._charge_to(
+                                earlier[0], earlier[1], now, min(gap, self._signal_ns), earlier[3]
+                            )
                             return
-                self._look(sites, now, min(gap, self._signal_ns), python)
+                self._look(sites, now, min(gap, self._signal_ns), python, tuple(codes))
                 return
             self.late_signals += 1
             seen, self._c_seen = self._c_seen, None  # that C call is over: charged once
+            seen_codes = self._c_codes
             if held_here(frame.f_code, frame.f_lasti):
-                sites = self._capture(frame, None)
+                held_codes: list[CodeType] = []
+                sites = self._capture(frame, None, held_codes)
                 # Python 3.10 also checks at the end of a call to a Python function: the C
                 # call the thread saw in a function no longer on the stack (the callee, now
                 # returned) held it.
@@ -443,7 +467,8 @@ class ThreadSampler:
                     # saw, if any, ended before the last check point: a tick it held would
                     # have been handled there.
                     blocked = now - self._thread_looked > self._blocked_ns
-                    self._look(sites, now, gap if blocked else min(gap, 2 * self._signal_ns), False)
+                    span = gap if blocked else min(gap, 2 * self._signal_ns)
+                    self._look(sites, now, span, False, tuple(held_codes))
                     self._c_seen = None
                     return
             if seen is not None:
@@ -456,6 +481,7 @@ class ThreadSampler:
                 self.wall_ns += wall
                 cpu = int(wall * self._cpu_fraction())
                 self.cpu_ns += cpu
+                self.stacks.charge(seen_codes, wall)
                 self._charge_main(key, function, wall, cpu, False)
         finally:
             self._busy = False
@@ -488,7 +514,8 @@ class ThreadSampler:
                 # is let go at the handler's first instruction, and this look then comes
                 # from waiting behind that call (the handler must still see it blocked)
                 self._thread_looked = now
-            main = self._capture(top, held)
+            main_codes: list[CodeType] = []
+            main = self._capture(top, held, main_codes)
             others = [
                 (ident, self._capture(frame, held))
                 for ident, frame in frames.items()
@@ -514,12 +541,12 @@ class ThreadSampler:
             if in_c or not timer or self.timer_released:
                 self._busy = True
                 try:
-                    self._look(main, now, span, not in_c)
+                    self._look(main, now, span, not in_c, tuple(main_codes))
                 finally:
                     self._busy = False
             # what that look charged, when it saw a C call (``_look`` keeps it in ``_c_seen``)
             seen_c = self._c_seen if in_c else None
-            self._thread_c = (seen_c[0], seen_c[1], now) if seen_c is not None else None
+            self._thread_c = (seen_c[0], seen_c[1], now, self._c_codes) if seen_c is not None else None
             for ident, sites in others:
                 found = self._user_site(sites)
                 if found is not None:
@@ -676,6 +703,7 @@ class ThreadSampler:
                 else {}
             ),
             "peak_rss": self.peak.document(),
+            "functions": self.stacks.functions(self.files.resolve),
             "lines": [
                 {
                     "file": path,

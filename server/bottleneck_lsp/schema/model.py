@@ -233,6 +233,19 @@ class ThreadLine(Node):
 
 
 @dataclass(kw_only=True)
+class SampledFunction(Node):
+    """A Python function's sampled time (runner/stacks.py): ``self_s`` as the innermost frame
+    (running, or in a C call it made), ``total_s`` anywhere on the main thread's stack."""
+
+    file: str
+    line: int  # the function's first line
+    function: str
+    self_s: float
+    total_s: float
+    user: bool = False  # in the user's files
+
+
+@dataclass(kw_only=True)
 class PeakRss(Node):
     """The process's peak RSS over the sampled run, and the line that raised it last."""
 
@@ -259,6 +272,7 @@ class Samples(Node):
     sampler_cpu_s: float | None = None
     windowed_s: float | None = None  # the one run: of wall_s, on the user's lines while a window recorded
     peak_rss: PeakRss | None = None
+    functions: list[SampledFunction] = field(default_factory=list)  # the most total time first
     lines: list[SampledLine] = field(default_factory=list)
     threads: list[ThreadLine] = field(default_factory=list)
 

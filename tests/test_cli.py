@@ -259,6 +259,23 @@ def test_on_a_terminal_the_one_run_says_what_it_records() -> None:
     ], lines
 
 
+def test_on_a_terminal_the_one_run_names_the_hot_line_so_far_as_its_windows_close() -> None:
+    """A run of seconds: between its start and its end, a line as its windows close (at most
+    once a second) with the hot line so far."""
+    _, lines = _on_a_terminal("--passes", "sample,cpu", str(SCRIPTS / "phases.py"))
+    assert lines[0].startswith("[bottleneck] pass 1/1: sample (the script's one run"), lines
+    assert lines[-1] == "[bottleneck] pass sample: ok", lines
+    running = lines[1:-1]
+    assert running and all(
+        re.fullmatch(
+            r"\[bottleneck\] pass sample: running, \d+ window\(s\) recorded; top line so far phases\.py:\d+ "
+            r"\d+\.\d% of \S.*",
+            line,
+        )
+        for line in running
+    ), lines
+
+
 def test_on_a_terminal_the_first_pass_names_the_hot_line_before_the_others_run() -> None:
     """stderr on a terminal, one run per pass (--separate-runs): each pass as it starts and ends,
     and after the sample pass, which runs at about the script's own speed, the hot line so far."""

@@ -81,6 +81,26 @@ async def test_profile_marks_the_hot_line_with_diagnostic_lens_and_hover(client:
         assert refreshes >= 1
 
 
+async def test_the_one_run_shows_its_hot_lines_as_its_windows_close(client: LanguageClient) -> None:
+    """One run: as a window of it closes (at most once a second) the hot lines so far are
+    published, and the progress says how far the run is; the end's results follow."""
+    await execute(client, "bottleneck.profile", {"uri": uri_of("phases.py"), "passes": ["sample", "cpu"]})
+    reports = client.progress_reports[list(client.progress_reports)[-1]]
+    said = [r.message or "" for r in reports if isinstance(r, types.WorkDoneProgressReport)]
+    running = [
+        m
+        for m in said
+        if re.match(r"phases\.py: sample pass running, \d+ window\(s\) recorded; top line ", m)
+    ]
+    assert running, said
+    logged = [m.message for m in client.log_messages if "annotations after sample pass running" in m.message]
+    assert logged, [m.message for m in client.log_messages]
+    assert isinstance(reports[-1], types.WorkDoneProgressEnd) and "phases.py: done" in (
+        reports[-1].message or ""
+    )
+    assert "% of wall time" in hot_diagnostic(client, "phases.py", "# TRAIN").message  # the end's
+
+
 async def test_helper_hotspot_published_on_the_helper_uri(client: LanguageClient) -> None:
     await execute(client, "bottleneck.profile", {"uri": uri_of("uses_helper.py")})
     diag = hot_diagnostic(client, "helper_mod.py")

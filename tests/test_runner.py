@@ -197,9 +197,12 @@ def test_a_compiled_function_compiles_once_in_every_pass_and_its_compile_time_is
     said = next(n for n in sample["notes"] if n.startswith("torch.compile compiled"))
     hot = marker_line("compiled_eager.py")
     assert f"sampled while it compiled: compiled_eager.py:{hot} " in said, said
-    # ... and so do that line's report line, lens and hover: most of its wall time compiled
+    # ... and so do that line's report line, lens and hover: most of its wall time one-time
+    # work: compiling, and (in the one run, which loads nothing first) torch importing what the
+    # compile needs
     line = next(x for x in sample["samples"]["lines"] if x["line"] == hot)
-    assert 0.5 * line["wall_s"] < line["compiling_s"] <= line["wall_s"], line
+    one_time = line["compiling_s"] + line.get("importing_s", 0.0)
+    assert line["compiling_s"] > 0 and 0.5 * line["wall_s"] < one_time <= line["wall_s"] + 1e-6, line
     row = next(r for r in ranking.hotspots(typed_doc) if r.line == hot)
     text = report.render(typed_doc, cwd=str(SCRIPTS))
     said = next(x for x in text.splitlines() if x.startswith(f"compiled_eager.py:{hot}:"))

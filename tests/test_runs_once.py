@@ -161,7 +161,7 @@ def test_the_whole_runs_memory_peak_is_placed_on_its_line() -> None:
     steady = next(
         entry for entry in sample["samples"]["lines"] if entry["line"] == marker_line(name, "# STEADY")
     )
-    assert steady.get("rss_raised_bytes", 0) < 20e6
+    assert steady.get("rss_raised_bytes", 0) < 0.2 * line["rss_raised_bytes"]  # (its windows' buffers too)
 
 
 def test_the_drop_in_prints_the_function_table_of_the_sampled_stacks() -> None:
@@ -184,8 +184,8 @@ def test_the_drop_in_prints_the_function_table_of_the_sampled_stacks() -> None:
         )
         if found and found[6].endswith(name):
             rows[found[5]] = (float(found[2]), float(found[4]))
-    order = [f for f in rows if f in ("main", "outer", "inner")]
-    assert order == ["main", "outer", "inner"], section
+    assert {"main", "outer", "inner"} <= set(rows), section
     own, total = rows["inner"]
     assert total >= 50 and own >= 0.8 * total  # its matmul and exp: C calls it made
-    assert rows["outer"][0] < 10 and rows["main"][1] >= rows["outer"][1] >= total
+    assert rows["outer"][0] < 10 and rows["main"][1] >= rows["outer"][1] >= total, section
+    assert "isfile" not in section and "Thread.start" not in section  # (our start-up's)

@@ -61,6 +61,12 @@ class _Progress:
                 f"[bottleneck] pass {event.index + 1}/{event.total}: {event.pass_name}{ahead} ...\n"
             )
             self.stream.flush()
+        elif self.tty and event.kind == "progress" and event.doc is not None:
+            # The one run, as its windows close: the hot line so far
+            rows = ranking.hotspots(event.doc)
+            top = f"; top line so far {wording.top_line(rows[0])}" if rows else ""
+            self.stream.write(f"[bottleneck] pass {event.pass_name}: running, {event.text}{top}\n")
+            self.stream.flush()
         elif self.tty and event.kind == "pass_end":
             # Before the later passes: the hot line as the passes so far have it (the sample pass,
             # first, runs at about the script's own speed), as the editor shows it then

@@ -40,6 +40,7 @@ from ..schema.contract import (
     RunnerArgs,
     environment_file,
     no_cuda_reason,
+    progress_file,
     rank_part,
 )
 from ..schema.model import (
@@ -54,14 +55,14 @@ from ..schema.model import (
     Startup,
     Tool,
 )
-from . import cprofile_ride, one_run
+from . import cprofile_ride, one_run, progress
 from .compiler_guess import guess as guess_compiler_stack
 from .spec import JobSpec, validate
 
 
 @dataclass
 class JobEvent:
-    kind: str  # "pass_start" | "pass_end" | "output"
+    kind: str  # "pass_start" | "pass_end" | "output" | "progress" (the one run's so far: ``doc``)
     pass_name: str = ""
     index: int = 0
     total: int = 0
@@ -280,7 +281,8 @@ class Job:
         )
         following = planned[index + 1] if index + 1 < len(planned) else None
         forking = self._forking()
-        parts = await self._run_pass(name, workdir, index == 0, following)
+        shown = (doc, counted.index(name), len(counted)) if self._once and name == PassName.SAMPLE else None
+        parts = await self._run_pass(name, workdir, index == 0, following, shown)
         self._runs += 1
         rider = parts[0].cprofile if parts else None
         self._windowed = parts[0].windowed if parts and self._once else None
@@ -333,10 +335,17 @@ class Job:
         self._alone_note = f"run after the cpu pass, alone: {why}"
 
     async def _run_pass(
-        self, name: PassName, workdir: str, first: bool, following: PassName | None
+        self,
+        name: PassName,
+        workdir: str,
+        first: bool,
+        following: PassName | None,
+        shown: tuple[Document, int, int] | None = None,
     ) -> list[RunnerPart]:
         """One pass: its runner (the one started ahead of its turn, if any), and maybe the
-        next pass's, started now to wait; then its part of the document."""
+        next pass's, started now to wait; then its part of the document. ``shown``: the one
+        run, whose progress is shown as it goes (the document before it, the pass's place in
+        the progress count)."""
         waiting, self._waiting = self._waiting, None
         if waiting is not None and waiting.name == name:
             runner = waiting
@@ -347,6 +356,18 @@ class Job:
                 self._discard_waiting()
             runner = await self._start(name, workdir, first)
         self._running = runner  # stop() and kill() reach it from here on
+        watching = None
+        if shown is not None:
+            doc, at, total = shown
+
+            def emit(so_far: Document, windows: int) -> None:
+                event = JobEvent(
+                    "progress", name, at, total, PassStatus.OK, text=f"{windows} window(s) recorded"
+                )
+                event.doc = so_far
+                self.on_event(event)
+
+            watching = asyncio.ensure_future(progress.watch(progress_file(runner.out), doc, emit))
         try:
             if name == PassName.CPROFILE and following is not None and self._may_prestart(following):
                 # The next pass's interpreter starts now and waits, start-up done (torch
@@ -363,6 +384,9 @@ class Job:
                     raise
             return await runner.finish(self.spec.timeout, lambda: self._stopped, self.spec.duration)
         finally:
+            if watching is not None:
+                watching.cancel()
+                await asyncio.gather(watching, return_exceptions=True)
             self._running = None
             if runner.unwanted is not None:
                 runner.unwanted.end()

@@ -90,6 +90,8 @@ class _EditorRun:
             self._pass_started(event, self.token)
         elif event.kind == "pass_end":
             self._pass_ended(event)
+        elif event.kind == "progress" and event.doc is not None:
+            self._show_so_far(event.doc, f"{event.pass_name} pass running, {event.text}")
 
     def _output(self, event: JobEvent) -> None:
         """Stream the script's output to the client's log, up to a bound: a script printing
@@ -129,13 +131,19 @@ class _EditorRun:
             return
         # Progressive: the hot lines as the passes so far have them (the sample pass runs
         # first, at about the script's own speed); later passes refine them.
-        added = self.ls.replace_results(self.script, event.doc, self.running.bases)
+        self._show_so_far(
+            event.doc, f"{event.index + 1} of {event.total} passes done", f"the {event.pass_name} pass"
+        )
+
+    def _show_so_far(self, doc: Document, so_far: str, after: str = "") -> None:
+        """The hot lines as the run has them so far: after a pass, or as the one run's
+        windows close (``after`` "": the progress says where the run is)."""
+        added = self.ls.replace_results(self.script, doc, self.running.bases)
         self.top_so_far = top_line(added)
-        self.ls.log(f"{self.name}: {len(added)} annotations after the {event.pass_name} pass")
+        self.ls.log(f"{self.name}: {len(added)} annotations after {after or so_far}")
         if self.token is not None:
-            so_far = f"{event.index + 1} of {event.total} passes done"
             self.ls.work_done_progress.report(
-                self.token, types.WorkDoneProgressReport(message=summary_line(event.doc, added, so_far))
+                self.token, types.WorkDoneProgressReport(message=summary_line(doc, added, so_far))
             )
         self.interim.append(asyncio.ensure_future(self.ls.refresh_lenses()))
 

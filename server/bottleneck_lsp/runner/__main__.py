@@ -16,7 +16,14 @@ import sys
 import time
 from typing import Any
 
-from ..schema.contract import STOP_TAKEN_SUFFIX, RunnerArgs, environment_file, no_cuda_reason, rank_part
+from ..schema.contract import (
+    STOP_TAKEN_SUFFIX,
+    RunnerArgs,
+    environment_file,
+    no_cuda_reason,
+    progress_file,
+    rank_part,
+)
 from ..schema.model import Node, PassName, PassStatus, Prestarted, RunnerPart, Startup
 from . import compilerstack, compiletime, environment, lingering, processgroups, script, strays
 from .paths import FileClassifier
@@ -271,7 +278,7 @@ class _Run:
                     "for the verdict holds torch's one profiler"
                 )
             elif ns.windows and torch is not None:
-                self.profiler.record_windows(torch, ns.memory, ns.with_cprofile)
+                self.profiler.record_windows(torch, ns.memory, ns.with_cprofile, progress_file(ns.out))
         elif torch is None:
             part.update(status=PassStatus.SKIPPED, skip_reason=f"torch is not importable: {torch_error}")
             self.conclude()

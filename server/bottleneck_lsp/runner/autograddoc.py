@@ -32,6 +32,11 @@ def _ops_list(ops: dict[str, list[int]], total_ns: int) -> list[dict[str, Any]]:
     ]
 
 
+def line_entry(a: Attributor, s: LineStats) -> dict[str, Any]:
+    """A line's entry of the pass's part (without its memory): read only."""
+    return _line_entry(a, s)
+
+
 def _line_entry(a: Attributor, s: LineStats) -> dict[str, Any]:
     column, text = source_position(s.file, s.line)
     entry: dict[str, Any] = {

@@ -6,6 +6,7 @@ Standard library and torch only: it runs in the user's interpreter.
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from collections.abc import Callable
@@ -20,6 +21,7 @@ from .sampler import ThreadSampler
 from .windows import Windows
 
 PLACED_AT_LEAST = 0.5  # of the script's wall time, placed on lines by the sample pass, or a note
+PROGRESS_EVERY_S = 1.0  # the one run's progress is written at most this often (as windows close)
 
 
 class SamplePass:
@@ -51,10 +53,18 @@ class SamplePass:
         self._unyield: Callable[[], None] | None = None  # scriptprofiler, while it records
         self.script_profiler: scriptprofiler.Starter | None = None  # who started one, where
         self.windows: Windows | None = None  # the cpu pass, recorded in windows of this run
+        self.progress = ""  # where the one run's progress goes (``contract.progress_file``)
+        self.progressed = 0.0  # when it was last written
 
-    def record_windows(self, torch: Any, memory: bool, with_cprofile: bool) -> None:
-        """Record the cpu pass in windows of this run (``windows.py``), before ``start``."""
+    def record_windows(
+        self, torch: Any, memory: bool, with_cprofile: bool, progress: str | None = None
+    ) -> None:
+        """Record the cpu pass in windows of this run (``windows.py``), before ``start``;
+        what was measured so far goes to ``progress`` as each window closes (``_progress``)."""
         self.windows = Windows(torch, self.files, self.sampler, memory, with_cprofile)
+        if progress is not None:
+            self.progress = progress
+            self.windows.on_close = self._progress
         self.sampler.on_tick = self.windows.tick
         self.sampler.on_release = self.windows.timer_taken
         windows = self.windows
@@ -71,6 +81,36 @@ class SamplePass:
         if self.windows is not None:
             self.windows.start()
         self.sampler.start()
+
+    def _progress(self) -> None:
+        """A window was just read (in the timer's tick): what this run measured so far, as
+        the sample pass's part with its windowed part, replaces the progress file (at most
+        once a ``PROGRESS_EVERY_S``). Our work, set aside; a failure only skips it."""
+        windows = self.windows
+        if windows is None or windows.ended or time.perf_counter() - self.progressed < PROGRESS_EVERY_S:
+            return  # (ended: the results follow)
+        self.sampler.pause()
+        try:
+            samples = self.sampler.document(functions=False)
+            for line in (*samples["lines"], *samples["threads"]):
+                line.update(position_fields(line["file"], line["line"]))
+            wall_s = time.perf_counter() - self.started - self.sampler.paused_until_now() / 1e9
+            part = {
+                "name": self.name,
+                "status": "ok",
+                "script_wall_s": round(wall_s, 6),
+                "samples": samples,
+                "windowed": {"name": "cpu", "status": "ok", **windows.so_far()},
+            }
+            written = self.progress + ".tmp"
+            with open(written, "w", encoding="utf-8") as handle:
+                json.dump(part, handle, separators=(",", ":"), allow_nan=False)
+            os.replace(written, self.progress)
+        except Exception:  # noqa: BLE001 - the end's results do not depend on it
+            pass
+        finally:
+            self.sampler.resume()
+            self.progressed = time.perf_counter()
 
     def compiled_at(self) -> list[tuple[str, int, float]]:
         """The lines the sampler found running while torch.compile compiled, and how long

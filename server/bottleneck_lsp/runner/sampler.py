@@ -328,7 +328,9 @@ class ThreadSampler:
         self._charge(self.lines, key, function, wall, cpu, wall if python else 0)
         if compiling:
             self._compiled(key, wall)
-        windowed = self.windowed is not None and self.windowed()
+        # (compiling, or importing for the script: one-time work, never set apart with a
+        # window's time; no window records it)
+        windowed = not compiling and self.windowed is not None and self.windowed()
         if windowed:
             self.windowed_ns[key] = self.windowed_ns.get(key, 0) + wall
         self.peak.look(key, windowed)
@@ -661,9 +663,10 @@ class ThreadSampler:
         self._thread = None
 
     # -- results -----------------------------------------------------------------------------
-    def document(self) -> dict[str, Any]:
+    def document(self, functions: bool = True) -> dict[str, Any]:
         """Per line: wall, CPU and Python time of the main thread; shares of the sampled
-        wall (and CPU) time. Other threads' lines apart, by wall time."""
+        wall (and CPU) time. Other threads' lines apart, by wall time. Also while the sampler
+        runs (the one run's progress: ``functions`` False), from copies of its tables."""
 
         def share(part: int, total: int) -> float:
             return round(part / total, 6) if total > 0 else 0.0
@@ -703,7 +706,7 @@ class ThreadSampler:
                 else {}
             ),
             "peak_rss": self.peak.document(),
-            "functions": self.stacks.functions(self.files.resolve),
+            "functions": self.stacks.functions(self.files.resolve) if functions else [],
             "lines": [
                 {
                     "file": path,

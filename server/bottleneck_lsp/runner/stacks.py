@@ -44,21 +44,26 @@ class StackTable:
         """The function table: ``{file, line (the function's first), function, self_s,
         total_s, user}``, the most total time first. ``resolve``: the user's path of a file,
         or None (others keep the interpreter's file name)."""
-        self_ns: dict[tuple[str, int, str], int] = {}
-        total_ns: dict[tuple[str, int, str], int] = {}
-        names: dict[int, tuple[str, int, str] | None] = {}
+        self_ns: dict[Key, int] = {}
+        total_ns: dict[Key, int] = {}
+        names: dict[int, Key] = {}
         users: dict[str, bool] = {}
-        for ns, codes in self.stacks.values():
-            seen: set[tuple[str, int, str]] = set()
-            innermost = True
+        for ns, codes in list(self.stacks.values()):  # (a copy: the sampler's thread may add one)
+            keys = []
             for code in codes:
                 ident = id(code)
                 if ident in names:
                     key = names[ident]
                 else:
                     key = names[ident] = _name(code)
-                if key is None:
-                    continue  # ours
+                keys.append(key)
+            if not _the_scripts(keys, resolve, users):
+                continue
+            seen: set[Key] = set()
+            innermost = True
+            for key in keys:
+                if key is PASSED or key is OURS:
+                    continue  # (ours: only outside the script's frames, its launch)
                 if innermost:
                     self_ns[key] = self_ns.get(key, 0) + ns
                     innermost = False
@@ -68,10 +73,7 @@ class StackTable:
         out = []
         for key, total in sorted(total_ns.items(), key=lambda kv: kv[1], reverse=True)[:limit]:
             path, line, function = key
-            user = users.get(path)
-            if user is None:
-                resolved = resolve(path)
-                user = users[path] = resolved is not None
+            user = _user(path, resolve, users)
             out.append(
                 {
                     "file": resolve(path) or path,
@@ -85,13 +87,37 @@ class StackTable:
         return out
 
 
+def _user(path: str, resolve: Callable[[str], str | None], users: dict[str, bool]) -> bool:
+    known = users.get(path)
+    if known is None:
+        known = users[path] = resolve(path) is not None
+    return known
+
+
+Key = tuple[str, int, str]  # a function: file, first line, qualified name
+OURS = ("", 0, "ours")  # a frame of the runner's
+PASSED = ("", 0, "passed")  # a frame of the launch or of the import system: no row of its own
+
+
+def _the_scripts(keys: list[Key], resolve: Callable[[str], str | None], users: dict[str, bool]) -> bool:
+    """Whether a stack (innermost first) is the script's work: its outermost function (past
+    the launch) is the user's (not our start-up or end), and no frame of ours runs inside the
+    script's (our tick, a window's reading)."""
+    rows = [i for i, key in enumerate(keys) if key is not OURS and key is not PASSED]
+    if not rows or not _user(keys[rows[-1]][0], resolve, users):
+        return False
+    return all(key is not OURS for key in keys[: rows[-1]])
+
+
 _LAUNCH = ("<frozen runpy>", "<frozen importlib._bootstrap>", "<frozen importlib._bootstrap_external>")
 
 
-def _name(code: CodeType) -> tuple[str, int, str] | None:
-    """The function's row, or None for frames that are not the script's work: the runner's
-    and the launch's (``runpy``), and the import system's machinery (an import's time is the
-    importing function's, and its modules' own ``<module>`` rows)."""
-    if code.co_filename in _LAUNCH or is_runner_file(code.co_filename):
-        return None
+def _name(code: CodeType) -> Key:
+    """The function's row; ``OURS`` for the runner's frames; ``PASSED`` for the launch's
+    (``runpy``) and the import system's machinery (an import's time is the importing
+    function's, and its modules' own ``<module>`` rows)."""
+    if is_runner_file(code.co_filename):
+        return OURS
+    if code.co_filename in _LAUNCH:
+        return PASSED
     return (code.co_filename, code.co_firstlineno, getattr(code, "co_qualname", code.co_name))

@@ -20,7 +20,8 @@ How windows are chosen (docs/performance.md, "One run"):
   closes, before the next one opens, so the memory recording takes stays that of one
   window however long the run;
 - the next window opens once the time spent so far on windows after the first (recording
-  and reading them) is at most ``SHARE`` of the run's time after the first: windows are
+  and reading them), with the next one's expected cost (the last one's), is at most
+  ``SHARE`` of the run's time after the first: windows are
   spread over the whole run, each phase of the script (loading, training, evaluation)
   getting windows in proportion to its time, and a phase that fills a window's call budget
   fast (many small torch calls) spends no more than its share;
@@ -48,13 +49,14 @@ from typing import Any
 
 from . import compiletime, scriptprofiler
 from .attribution import Attributor
-from .autograddoc import autograd_document, compile_work_note
+from .autograddoc import autograd_document, compile_work_note, line_entry
 from .cprofilepass import CProfilePass
 from .linemarker import MemoryGuard, ScriptCallMarker, make_line_marker, place_warnings
 from .lineranges import LineRanges
 from .paths import FileClassifier
 from .profilerconfig import make_profiler
 from .sampler import ThreadSampler
+from .units import us
 
 SHARE = 0.15  # of the run's time, at most, spent recording windows and reading them
 FIRST_WINDOW_S = 1.0  # the first window's wall time, at most: a short script is recorded whole
@@ -65,8 +67,10 @@ WINDOW_S = 0.3  # the others' (each closes at the first safe point after)
 FIRST_WINDOW_CALLS = 4_000
 # ... and each later one: reading a window takes about 16 us an event, 5 events a torch call
 # with memory (measured: 10,169 calls, 50,845 events read in 0.83 s), and the next window
-# waits until the time spent is SHARE of the run: small windows, more often
-WINDOW_CALLS = 4_000
+# waits until the time spent, its own expected cost included, is SHARE of the run: small
+# windows, more often (with 2,000 calls with memory, a 6 s run of tests/scripts/phases.py
+# afforded 2 windows)
+WINDOW_CALLS = 2_000
 
 # Files whose frames on the stack make a tick unsafe for pushing or popping a mode:
 # torch's dispatch to function modes, TorchDynamo, and the line marker itself
@@ -128,11 +132,16 @@ class Windows:
         self.spans: list[tuple[float, float, int]] = []  # (opened into the run, seconds, torch calls)
         self.calls = 0
         self.busy = False  # opening or closing a window, or ended
+        self.stopped_at = 0.0  # when the open window's recording ended (``_stop_recording``)
+        self.read_done = 0.0  # ... and its reading
+        self.window_calls = 0  # ... and the torch calls it recorded
         self.importing = False  # torch imports its compiler stack for the script (``one_time``)
+        self.import_began = 0.0
         self.per_call_s = 0.0  # what recording costs a torch call (``calibrate``)
         self.script_profiler: scriptprofiler.Starter | None = None
         self._unwarn: Callable[[], None] | None = None
         self._unyield: Callable[[], None] | None = None
+        self.on_close: Callable[[], None] | None = None  # after each window is read (progress)
 
     # -- the run ---------------------------------------------------------------------
     def calibrate(self, folder: str) -> None:
@@ -207,18 +216,23 @@ class Windows:
                 self.hooked = False
         finally:
             self.busy = False
-            if rider is not None and self.hooked and not self.importing:
-                rider.profiler.enable()
+            if rider is not None and self.hooked and self.profiler is not None and not self.importing:
+                if not self.compiling():  # (cProfile would slow torch.compile's work by half again)
+                    rider.profiler.enable()
 
     def one_time(self, begin: bool) -> None:
         """torch imports what it loads lazily, from ``begin=True`` to ``begin=False`` (over a
-        second of Python): no window records it (cProfile would slow it by half again). The
-        open one stops counting calls with cProfile and closes at the next safe point."""
+        second of Python): cProfile stops counting (it would slow the import by half again),
+        and the open window's clock stops (a short script's first window still records it
+        whole: its compile, its first steps); no window opens meanwhile."""
+        now = time.perf_counter()
         self.importing = begin
-        if begin and self.hooked:
-            self.closing = self.closing or "import"
-            if self.cprofile is not None and not self.busy:
+        if begin:
+            self.import_began = now
+            if self.hooked and self.cprofile is not None and not self.busy:
                 self.cprofile.profiler.disable()
+        elif self.hooked and self.profiler is not None:
+            self.opened += now - self.import_began
 
     def _tick(self, frame: FrameType) -> None:
         now = time.perf_counter()
@@ -226,10 +240,14 @@ class Windows:
             if not self.ended and not self.importing and now >= self.next_open and self._safe(frame):
                 self._open()
             return
-        if not self.closing and now - self.opened >= (WINDOW_S if self.spans else FIRST_WINDOW_S):
-            self.closing = "time"
-        if self.closing and self._safe(frame):
-            self._close()
+        limit = WINDOW_S if self.spans else FIRST_WINDOW_S
+        if not self.closing and not self.importing and now - self.opened >= limit:
+            self.closing = "time"  # (its clock stops while torch imports: ``one_time``)
+        if self.closing:
+            if self._safe(frame):
+                self._close()
+            else:
+                self._request_stop()
 
     def timer_taken(self) -> None:
         """The script took SIGALRM for itself (``sampler.py``): no tick will open or close a
@@ -245,11 +263,7 @@ class Windows:
         if self._safe(sys._getframe(1)):
             self._close()
             return
-        self.marker.tripped = True
-        profiler, self.profiler = self.profiler, None
-        if profiler is not None:
-            profiler.__exit__(None, None, None)
-            self._read(profiler)
+        self._stop_recording()
 
     def stop(self) -> None:
         """The script ended (or is ending): the open window closes wherever it is."""
@@ -330,15 +344,53 @@ class Windows:
         if self.cprofile is not None:
             self.cprofile.profiler.enable()
         self.closing = ""
+        self.stopped_at = self.read_done = 0.0
+        self.window_calls = 0
         self.opened = time.perf_counter()
 
     def _full(self, why: str) -> None:
-        """The line marker's call: the window's calls reached their budget, or the process
-        grew too much. It closes at the next safe point; calls go on being marked until then."""
-        self.marker.tripped = False
+        """The line marker's call, between two torch calls: the window's calls reached their
+        budget (or ``_request_stop`` asked), or the process grew too much. The recording
+        ends here; the marker leaves at the next safe point, passing calls through until then."""
         self.closing = self.closing or why
         if why == "memory":
             self.ended = "memory"
+        self._stop_recording()
+
+    def _request_stop(self) -> None:
+        """A window is due to close and this tick was no safe point (nearly every tick of a
+        loop of tiny ops lands in the line marker's handler: 3,000 calls more were recorded,
+        and read, after the budget): the marker's next call ends the recording (its count
+        moved to the budget's last call, the window's count kept)."""
+        if self.profiler is None:
+            return
+        shift = _BUDGET - 1 - self.marker.calls
+        if shift > 0:
+            self.marker.calls += shift
+            self.counted_from += shift
+
+    def _stop_recording(self) -> None:
+        """The open window's recording ends now, and is read (kept); its line marker stays,
+        passing calls through, until a safe point takes it out (``_close``). Not at a tick
+        inside torch's dispatch: from the marker between two calls (no op of its own in
+        flight: kineto's recording may stop there, only the mode stack must wait), from
+        ``_close``, or where the script starts its own profiler or takes the timer."""
+        profiler = self.profiler
+        if profiler is None:
+            return
+        self.stopped_at = time.perf_counter()
+        self.window_calls = self.marker.calls - self.counted_from
+        self.marker.tripped = True
+        if self.cprofile is not None:
+            self.cprofile.profiler.disable()
+        self.profiler = None
+        self.sampler.pause()  # reading it is our work, not the script's
+        try:
+            profiler.__exit__(None, None, None)
+            self._read(profiler)
+        finally:
+            self.sampler.resume()
+            self.read_done = time.perf_counter()
 
     def _unhook(self) -> None:
         if not self.hooked:
@@ -356,28 +408,32 @@ class Windows:
             pass
 
     def _close(self) -> None:
-        closed = time.perf_counter()
+        self._stop_recording()  # (still recording: here)
+        closing = time.perf_counter()
         self._unhook()
-        calls = self.marker.calls - self.counted_from
-        profiler, self.profiler = self.profiler, None
-        if profiler is not None:
-            self.sampler.pause()  # reading it is our work, not the script's
-            profiler.__exit__(None, None, None)
-            self._read(profiler)
-            self.sampler.resume()
-        self.calls += calls
-        self.spans.append((self.opened - self.run_started, closed - self.opened, calls))
         done = time.perf_counter()
-        self.read_s += done - closed
-        self.spent += done - self.opened
+        calls, stopped = self.window_calls, self.stopped_at or closing
+        read_done = self.read_done or stopped
+        self.calls += calls
+        self.spans.append((self.opened - self.run_started, stopped - self.opened, calls))
+        self.read_s += read_done - stopped
+        # ours: recording, reading, taking the marker out (not the calls it passed through)
+        self.spent += (read_done - self.opened) + (done - closing)
         if len(self.spans) == 1:
             # the first window is the short script's whole recording: the later ones are
             # spaced by their own cost only (a long run pays the first one once)
             self.first_spent = self.spent
-        # the next one once the later windows so far are at most SHARE of the run since then
+        # the next one once the later windows so far, and the next one's expected cost (this
+        # one's, for a recording of at most WINDOW_S), are at most SHARE of the run since the
+        # first: the second window too waits for the run to pay for it (it once opened right
+        # after the first, and a 1.4 s script paid 0.25 s more for it)
+        recorded = stopped - self.opened
+        expected = (read_done - self.opened) * min(1.0, WINDOW_S / recorded) if recorded > 0 else 0.0
         since = self.run_started + self.first_spent
-        self.next_open = max(done, since + (self.spent - self.first_spent) / SHARE)
+        self.next_open = max(done, since + (self.spent - self.first_spent + expected) / SHARE)
         self.closing = ""
+        if self.on_close is not None:
+            self.on_close()
 
     def _read(self, profiler: Any) -> None:
         try:
@@ -393,24 +449,16 @@ class Windows:
         self._unyield = None
         self.script_profiler = scriptprofiler.starter(self.files.is_user, thread=not here)
         self.ended = "script_profiler"
-        self.marker.tripped = True  # its calls pass through unmarked until it leaves
-        profiler, self.profiler = self.profiler, None
-        if profiler is not None:
-            profiler.__exit__(None, None, None)
-            self._read(profiler)
+        self._stop_recording()  # (its calls pass through unmarked until it leaves)
         if self.hooked:
             self.closing = "script_profiler"
 
     # -- results -------------------------------------------------------------------
-    def finish(self) -> dict[str, Any]:
-        """The cpu pass's part, measured in the windows; and cProfile's table, recorded in
-        them, under ``cprofile`` (the job makes it the cprofile pass)."""
-        begin = time.perf_counter()
-        a = self.attributor
+    def _covered(self) -> dict[str, Any]:
+        """The part's ``windows``: what the windows so far cover."""
         recorded = sum(span for _, span, _ in self.spans)
-        out = autograd_document(a, None, int(recorded * 1e9))
         run_s = (self.run_stopped or time.perf_counter()) - self.run_started
-        out["windows"] = {
+        return {
             "count": len(self.spans),
             "recorded_s": round(recorded, 6),
             "run_s": round(run_s, 6),
@@ -419,6 +467,30 @@ class Windows:
             "per_call_us": round(self.per_call_s * 1e6, 3),
             "spans": [[round(at, 6), round(span, 6), calls] for at, span, calls in self.spans[:MAX_SPANS]],
         }
+
+    def so_far(self) -> dict[str, Any]:
+        """The cpu pass's part as the windows read so far have it, for the run's progress:
+        op CPU time per line (the most first, ``PROGRESS_LINES``), without memory (its
+        accounting is done once, at the end). Reads only: ``finish`` is unchanged by it."""
+        a = self.attributor
+        lines = sorted((s for s in a.lines.values() if s.self_ns > 0), key=lambda s: s.self_ns, reverse=True)
+        return {
+            "lines": [line_entry(a, s) for s in lines[:PROGRESS_LINES]],
+            "totals": {"self_cpu_us": us(a.total_self_ns), "self_device_us": 0.0},
+            "script_wall_s": round(time.perf_counter() - self.run_started, 6),
+            "exact_lines": True,
+            "windows": self._covered(),
+        }
+
+    def finish(self) -> dict[str, Any]:
+        """The cpu pass's part, measured in the windows; and cProfile's table, recorded in
+        them, under ``cprofile`` (the job makes it the cprofile pass)."""
+        begin = time.perf_counter()
+        a = self.attributor
+        recorded = sum(span for _, span, _ in self.spans)
+        out = autograd_document(a, None, int(recorded * 1e9))
+        run_s = (self.run_stopped or time.perf_counter()) - self.run_started
+        out["windows"] = self._covered()
         notes = out.setdefault("notes", [])
         if a.compile_events:
             notes.append(compile_work_note(a))
@@ -455,3 +527,4 @@ class Windows:
 
 
 MAX_SPANS = 1000  # windows listed one by one in the document (all are counted)
+PROGRESS_LINES = 200  # lines in the progress's part

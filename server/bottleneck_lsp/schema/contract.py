@@ -102,6 +102,13 @@ def no_cuda_reason(version: str, cuda_compiled: str | None, hip_compiled: str | 
     return f"torch {version} has CUDA {cuda_compiled or hip_compiled} but found no CUDA device"
 
 
+def progress_file(out: str) -> str:
+    """Where the one run's runner writes what it has measured so far, each time a window
+    closes (at most once a second): a ``RunnerPart`` of the sample pass with its ``windowed``
+    part, replaced whole (written beside, then renamed). The job shows it as the run goes."""
+    return out + ".progress.json"
+
+
 def environment_file(out: str) -> str:
     """Where the first pass's runner writes the environment summary as soon as it has it,
     beside its result file ``out``: the job reads it when the runner died before writing

@@ -11,7 +11,7 @@ x = torch.randn(4000, 512)
 proj = torch.randn(512, 512) / 512**0.5
 y = torch.randn(4000, 256)
 w = torch.zeros(512, 256, requires_grad=True)
-opt = torch.optim.LBFGS([w], lr=0.1, max_iter=4, history_size=4)
+opt = torch.optim.LBFGS([w], lr=0.1, max_iter=4, history_size=4)  # PLANT:build
 
 
 def closure():

@@ -46,3 +46,20 @@ def test_the_launch_and_the_runner_are_left_out() -> None:
     table = StackTable()
     table.charge([work, main, runner, launch], 1_000_000)
     assert {r["function"] for r in table.functions(_resolve)} == {"work", "main"}
+
+
+def test_our_own_work_is_not_the_scripts() -> None:
+    """A look at our tick inside the script's code, and one at our start-up (no frame of the
+    script's), count for no function."""
+    work, main = _code("work"), _code("main")
+    tick = _code("tick", stacks.__file__.replace("stacks.py", "windows.py"))
+    stdlib = _code("isfile", "<frozen genericpath>")
+    importing = _code("_find_and_load", "<frozen importlib._bootstrap>")
+    module = compile("pass\n", "/lib/torch/_dynamo/__init__.py", "exec")  # a module's own code
+    table = StackTable()
+    table.charge([stdlib, tick, work, main], 1_000_000)  # our tick, inside the script
+    table.charge([stdlib, tick], 1_000_000)  # our start-up
+    table.charge([module, importing, work, main], 2_000_000)  # an import the script made
+    rows = {r["function"]: r for r in table.functions(_resolve)}
+    assert set(rows) == {"<module>", "work", "main"}
+    assert rows["work"]["total_s"] == 0.002 and rows["<module>"]["self_s"] == 0.002

@@ -182,6 +182,9 @@ class ThreadSampler:
         # import it, also counted per line in ``importing_ns`` (one-time work, as compiling)
         self.importing = False
         self.importing_ns: dict[tuple[str, int], int] = {}
+        self._import_began = self._import_cpu = 0
+        self._import_codes: tuple[CodeType, ...] = ()
+        self._import_at: tuple[tuple[str, int], str] | None = None
         self.interval = interval
         self.signal_interval = signal_interval
         self.target = threading.get_ident()
@@ -305,18 +308,15 @@ class ThreadSampler:
         entry.python_ns += python
 
     def _compiled(self, key: tuple[str, int], wall: int) -> None:
-        """Of the time just charged to ``key``, ``wall`` ran while torch.compile compiled, or
-        while torch imported what it loads lazily (counted there only: an import inside a
-        compile is import work)."""
-        table = self.importing_ns if self.importing else self.compiling_ns
-        table[key] = table.get(key, 0) + wall
+        """Of the time just charged to ``key``, ``wall`` ran while torch.compile compiled."""
+        self.compiling_ns[key] = self.compiling_ns.get(key, 0) + wall
 
     def _charge_main(self, key: tuple[str, int], function: str, wall: int, cpu: int, python: bool) -> None:
         """Charge the main thread's time since the last charge to ``key``. Time found in a C
         call right after a look saw Python on another line began on that line: the C call
         started somewhere between that look and the next tick, which would have seen it
         running Python (half a timer interval, on average, goes back to the Python line)."""
-        compiling = self.importing or (self.compiling is not None and self.compiling())
+        compiling = self.compiling is not None and self.compiling()
         before = self._python_seen
         if not python and before is not None and before[0] != key and wall > 0:
             part = min(wall, self._signal_ns if not self.timer_released else wall) // 2
@@ -328,8 +328,7 @@ class ThreadSampler:
         self._charge(self.lines, key, function, wall, cpu, wall if python else 0)
         if compiling:
             self._compiled(key, wall)
-        # (compiling, or importing for the script: one-time work, never set apart with a
-        # window's time; no window records it)
+        # (compiling: one-time work, never set apart with a window's time)
         windowed = not compiling and self.windowed is not None and self.windowed()
         if windowed:
             self.windowed_ns[key] = self.windowed_ns.get(key, 0) + wall
@@ -409,7 +408,7 @@ class ThreadSampler:
         handled one interval ago), the main thread is running Python here. Late (a tick
         was held back by a C call and is handled at the next check point, often a line
         later), it says nothing: the thread's looks cover that C call."""
-        if self._busy or frame is None or threading.get_ident() != self.target:
+        if self._busy or self.importing or frame is None or threading.get_ident() != self.target:
             return
         if self.on_tick is not None:
             # (busy meanwhile: a tick handled inside it returns at once)
@@ -502,7 +501,7 @@ class ThreadSampler:
             begin = own()
             now = time.perf_counter_ns()
             span, last = now - last, now
-            if self._paused:
+            if self._paused or self.importing:
                 continue
             # -- holding frames: copy what the look needs, then let go (module docstring)
             frames = sys._current_frames()
@@ -619,9 +618,45 @@ class ThreadSampler:
 
     def one_time(self, begin: bool) -> None:
         """From ``begin=True`` until ``begin=False``, torch imports what it loads lazily (its
-        compiler stack, ``compilerstack.py``): the time is charged to the line as ever, and
-        also counted as that line's one-time import work."""
-        self.importing = begin
+        compiler stack, ``compilerstack.py``), from the thread that calls this. No look is
+        taken meanwhile (a look walks the import's stack of 50-100 frames: it slowed the
+        import by a quarter); at the end the import's time, timed here, is charged to the
+        user's line that made it, as that line's one-time import work (``importing_ns``),
+        with its CPU time and its stack for the function table."""
+        now = time.perf_counter_ns()
+        if begin:
+            self._import_began = now
+            self._import_cpu = time.thread_time_ns()
+            codes: list[CodeType] = []
+            frame: FrameType | None = sys._getframe(1)
+            while frame is not None and is_runner_file(frame.f_code.co_filename):
+                frame = frame.f_back  # (the import watcher's frames, ours)
+            sites = self._capture(frame, None, codes)
+            self._import_codes = tuple(codes)
+            found = self._user_site(sites)
+            self._import_at = None if found is None else ((found[0], line_of(found[1])), found[1][0].co_name)
+            self.importing = True
+            return
+        if not self.importing:
+            return
+        self.importing = False
+        wall, cpu = now - self._import_began, time.thread_time_ns() - self._import_cpu
+        self._last_charge = self._last_wall = now  # (the next look charges from here)
+        self._last_cpu = time.clock_gettime_ns(self._clock) if self._clock is not None else 0
+        self._c_seen = self._python_seen = None
+        if self._paused or wall <= 0:
+            return
+        self.ticks += 1
+        self.wall_ns += wall
+        self.cpu_ns += cpu
+        self.stacks.charge(self._import_codes, wall)
+        if self._import_at is None:
+            self.outside_ns += wall
+            return
+        key, function = self._import_at
+        self._charge(self.lines, key, function, wall, cpu, wall)
+        self.importing_ns[key] = self.importing_ns.get(key, 0) + wall
+        self.peak.look(key, False)
 
     def paused_until_now(self) -> int:
         """Nanoseconds set aside so far, a pause in progress included."""

@@ -58,7 +58,7 @@ from .profilerconfig import make_profiler
 from .sampler import ThreadSampler
 from .units import us
 
-SHARE = 0.15  # of the run's time, at most, spent recording windows and reading them
+SHARE = 0.10  # of the run's time, at most, spent recording windows and reading them
 FIRST_WINDOW_S = 1.0  # the first window's wall time, at most: a short script is recorded whole
 WINDOW_S = 0.3  # the others' (each closes at the first safe point after)
 # torch calls the first window records, at most (half with memory): reading a window is the

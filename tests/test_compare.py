@@ -18,9 +18,10 @@ from pygls import uris
 from pytest_lsp import LanguageClient
 
 from bottleneck_lsp.analysis.compare import compare, regressions
-from bottleneck_lsp.analysis.ranking import WALL
+from bottleneck_lsp.analysis.ranking import WALL, Thresholds
 from bottleneck_lsp.analysis.result import load_document
 from bottleneck_lsp.cli_args import MIN_REGRESSION_MS
+from bottleneck_lsp.lsp import annotations as marks
 from bottleneck_lsp.schema.model import RankedLine
 from lsp_helpers import execute
 
@@ -96,8 +97,10 @@ def test_diff_names_the_cheaper_line_as_the_top_improvement(runs: dict[str, Path
     done = diff(str(runs["old"]), str(runs["new"]))
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    first = lines[lines.index("Improved:") + 1]
-    # moved one line down, matched by its text: "train.py:9 (was 8): ... -> ... (-6x%; ...)"
+    first = next(line for line in lines if line.startswith("Lines by change in wall time"))
+    assert "aligned as a text diff aligns them" in first
+    first = lines[lines.index(first) + 1]
+    # the largest change, moved one line down: "train.py:9 (was 8): ... -> ... (-6x%; ...)"
     assert first.startswith(f"  train.py:{planted} (was {planted - 1}): "), done.stdout
     change = re.search(r"\((-\d+)%;", first)
     assert change is not None and int(change.group(1)) <= -40, first
@@ -107,11 +110,93 @@ def test_diff_names_the_cheaper_line_as_the_top_improvement(runs: dict[str, Path
     assert data["schema"] == "bottleneck-lsp.diff" and data["ordered_by"] == "wall-time"
     row = next(r for r in data["lines"] if "# PLANTED" in r["text"])
     assert row["status"] == "matched" and (row["old_line"], row["new_line"]) == (planted - 1, planted)
+    assert data["aligned"] and row["was"] == ""
     assert row["columns"]["cpu-op-time"]["change"] < -0.4  # the op column says so too
     memory = row["columns"]["memory"]  # torch.mm(x[:rows], w): rows x 600 float32, a third as many
     assert memory["unit"] == "bytes" and memory["old"] >= 600 * 600 * 4 and memory["change"] < -0.5, memory
     assert data["totals"]["wall-time"]["new"] < data["totals"]["wall-time"]["old"]
     assert data["totals"]["wall-time"]["unit"] == "s"
+
+
+EDITED = """import torch
+
+torch.set_num_threads(1)
+w = torch.randn(1500, 1500)  # DELETED later: measured in the first run only
+x = torch.randn(300, 300)
+for _ in range(40):
+    a = torch.tanh(x[:50] @ x)  # STEADY
+{inserted}    b = {planted}  # PLANTED
+print(float(b.sum()))
+"""
+INVERSE = "torch.linalg.inv(x + 400 * torch.eye(300))"
+DIVIDED = "(x + 400 * torch.eye(300)) / 400.0"
+
+
+@pytest.fixture(scope="module")
+def edits(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Three runs of one script: as first written; its hot line edited in place; then
+    edited with two lines inserted above it and a measured line deleted above those."""
+    folder = tmp_path_factory.mktemp("edits")
+    script = folder / "script.py"
+    out = {"script": script}
+    for name, text in (
+        ("old", EDITED.format(inserted="", planted=INVERSE)),
+        ("edited", EDITED.format(inserted="", planted=DIVIDED)),
+        ("moved", EDITED.format(inserted="    c = x.sum()\n    d = c + 1\n", planted=DIVIDED)),
+    ):
+        if name == "moved":
+            text = "\n".join(line for line in text.splitlines() if "# DELETED" not in line) + "\n"
+        script.write_text(text)
+        done = profile(script, folder / f"{name}.json", "--passes", "sample")
+        assert done.returncode == 0, done.stderr[-2000:]
+        out[name] = folder / f"{name}.json"
+    return out
+
+
+def test_diff_follows_a_line_edited_in_place_and_names_it_first_as_changed(edits: dict[str, Path]) -> None:
+    done = diff(str(edits["old"]), str(edits["edited"]))
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    first = lines[next(i for i, line in enumerate(lines) if line.startswith("Lines by change")) + 1]
+    # "script.py:8 changed: 512.3 ms -> 20.1 ms (-96%; ...)  was: `b = torch.linalg.inv(...`"
+    found = re.match(
+        r"  script\.py:8 changed: ([\d.]+ m?s) -> ([\d.]+ m?s) \((-\d+)%; .*  was: `(.*)`", first
+    )
+    assert found is not None, done.stdout
+    assert int(found.group(3)) <= -50 and found.group(4).startswith("b = torch.linalg.inv("), first
+    assert "now: `b = (x + 400" in first
+    data = json.loads(diff("--format", "json", str(edits["old"]), str(edits["edited"])).stdout)
+    row = data["lines"][0]
+    assert (row["status"], row["old_line"], row["new_line"]) == ("changed", 8, 8), row
+    assert row["was"].startswith("b = torch.linalg.inv(") and row["text"].startswith("b = (x + 400")
+    assert row["columns"]["wall-time"]["old"] > row["columns"]["wall-time"]["new"] > 0
+
+
+def test_diff_follows_the_edited_line_past_lines_inserted_and_deleted_above_it(
+    edits: dict[str, Path],
+) -> None:
+    data = json.loads(diff("--format", "json", str(edits["old"]), str(edits["moved"])).stdout)
+    by_text = {row["was"] or row["text"]: row for row in data["lines"]}
+    planted = next(row for text, row in by_text.items() if text.startswith("b = torch.linalg.inv("))
+    # one line deleted above, two inserted: line 8 is now line 9, edited
+    assert (planted["status"], planted["old_line"], planted["new_line"]) == ("changed", 8, 9), planted
+    deleted = next(row for row in data["lines"] if "# DELETED" in row["text"])
+    assert (deleted["status"], deleted["old_line"], deleted["new_line"]) == ("removed", 4, None), deleted
+    steady = next(row for row in data["lines"] if "# STEADY" in row["text"])
+    assert (steady["status"], steady["old_line"], steady["new_line"]) == ("matched", 7, 6), steady
+    text = diff(str(edits["old"]), str(edits["moved"])).stdout
+    assert "  script.py:9 (was 8) changed: " in text and "  script.py:4 (old) removed: " in text, text
+
+
+def test_the_editor_marks_a_line_edited_since_the_last_run(edits: dict[str, Path]) -> None:
+    """What the lens and hover of the edited line say, from the two real runs."""
+    old, new = load_document(edits["old"]), load_document(edits["edited"])
+    found = [a for a in marks.build(new, Thresholds(), since=old) if a.line == 7]
+    assert found, [a.line for a in marks.build(new, Thresholds(), since=old)]
+    title = marks.lens_title(found[0])
+    assert re.search(r" · -\d+% since last run \(edited\)$", title), title
+    hover = marks.hover(found, new)
+    assert "The line was edited since: it read `b = torch.linalg.inv(" in hover, hover
 
 
 def test_a_column_at_zero_in_both_runs_reads_no_change(runs: dict[str, Path], tmp_path: Path) -> None:

@@ -6,12 +6,12 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ..analysis.compare import Comparison, LineChange, Regression
+from ..analysis.compare import ADDED, CHANGED, REMOVED, Comparison, LineChange, Regression
 from ..analysis.ranking import BYTES, KIND_LABEL, SHORT
 from .wording import size
 
 SCHEMA = "bottleneck-lsp.diff"
-VERSION = 1
+VERSION = 2  # 1: no "changed" status, no "was"; lines paired by text
 UNIT = {kind: "bytes" if kind in BYTES else "s" for kind in KIND_LABEL}
 
 
@@ -27,18 +27,32 @@ def _amount(kind: str, value: float) -> str:
     return size(value) if kind in BYTES else _seconds(value)
 
 
+SHOWN = 15  # lines the text lists; the JSON has them all
+
+
 def _where(c: LineChange) -> str:
-    moved = c.old is not None and c.new is not None and c.old.line != c.new.line
-    return f"{c.file}:{c.line}" + (f" (was {c.old.line})" if moved and c.old is not None else "")
+    moved = c.old_line is not None and c.new_line is not None and c.old_line != c.new_line
+    return f"{c.file}:{c.line}" + (f" (was {c.old_line})" if moved else "")
+
+
+def _quoted(text: str) -> str:
+    return f"`{text[:60]}`"
 
 
 def _row(c: LineChange, kind: str) -> str:
     old, new = c.amount(kind, False), c.amount(kind, True)
+    if c.status == ADDED:
+        return f"  {c.file}:{c.line} added: {_amount(kind, new)}  {_quoted(c.text)}"
+    if c.status == REMOVED:
+        return f"  {c.file}:{c.line} (old) removed: {_amount(kind, old)}  {_quoted(c.text)}"
     shares = f"{c.share(kind, False) * 100:.1f}% -> {c.share(kind, True) * 100:.1f}% of {SHORT[kind]}"
-    return (
-        f"  {_where(c)}: {_amount(kind, old)} -> {_amount(kind, new)} ({percent(c.change(kind))}; {shares})"
-        f"  `{c.text[:60]}`"
+    head = f"  {_where(c)}{' changed' if c.status == CHANGED else ''}: "
+    text = (
+        f"was: {_quoted(c.was)}" + (f"  now: {_quoted(c.text)}" if c.text else "")
+        if c.was
+        else _quoted(c.text)
     )
+    return f"{head}{_amount(kind, old)} -> {_amount(kind, new)} ({percent(c.change(kind))}; {shares})  {text}"
 
 
 def render(c: Comparison) -> str:
@@ -52,20 +66,17 @@ def render(c: Comparison) -> str:
         out.append(
             f"{KIND_LABEL[kind]} on your lines: {_amount(kind, before)} -> {_amount(kind, after)} ({change})"
         )
-    out.append(f"Lines ordered by {KIND_LABEL[c.kind]}; matched by file, text and function.")
-    for title, rows in (("Improved", c.improved()), ("Regressed", c.regressed())):
-        out.append("")
-        out.append(f"{title}:")
-        out += [_row(r, c.kind) for r in rows] or ["  (none)"]
-    for title, rows in (("Only in the new run", c.added()), ("Only in the old run", c.removed())):
-        if rows:
-            out.append("")
-            out.append(f"{title}:")
-            for r in rows[:10]:
-                side = r.status == "added"
-                out.append(f"  {r.file}:{r.line}: {_amount(c.kind, r.amount(c.kind, side))}  `{r.text[:60]}`")
-            if len(rows) > 10:
-                out.append(f"  ... and {len(rows) - 10} more")
+    paired = (
+        "each file's two versions aligned as a text diff aligns them (a line edited in place is changed)"
+        if c.aligned
+        else "matched by file, text and function (the results keep no line hashes: made before version 4)"
+    )
+    out.append("")
+    out.append(f"Lines by change in {KIND_LABEL[c.kind]}, largest first; {paired}:")
+    rows = [r for r in c.lines if r.delta(c.kind) != 0]
+    out += [_row(r, c.kind) for r in rows[:SHOWN]] or ["  (no line changed)"]
+    if len(rows) > SHOWN:
+        out.append(f"  ... and {len(rows) - SHOWN} more (--format json lists them all)")
     return "\n".join(out) + "\n"
 
 
@@ -90,6 +101,7 @@ def to_json(c: Comparison) -> dict[str, Any]:
         "old": {"script": c.old.script, "created": c.old.created},
         "new": {"script": c.new.script, "created": c.new.created},
         "ordered_by": c.kind,
+        "aligned": c.aligned,
         "totals": {
             kind: {"old": before, "new": after, "unit": UNIT[kind], "change": c.total_change(kind)}
             for kind, (before, after) in c.totals.items()
@@ -100,8 +112,9 @@ def to_json(c: Comparison) -> dict[str, Any]:
                 "text": line.text,
                 "function": line.function,
                 "status": line.status,
-                "old_line": line.old.line if line.old is not None else None,
-                "new_line": line.new.line if line.new is not None else None,
+                "old_line": line.old_line,
+                "new_line": line.new_line,
+                "was": line.was,
                 "columns": cells(line),
             }
             for line in c.lines

@@ -55,7 +55,7 @@ from ..schema.model import (
     Startup,
     Tool,
 )
-from . import cprofile_ride, one_run, progress
+from . import cprofile_ride, one_run, progress, sources
 from .compiler_guess import guess as guess_compiler_stack
 from .spec import JobSpec, validate
 
@@ -258,7 +258,9 @@ class Job:
             shutil.rmtree(workdir, ignore_errors=True)
             self._workdir = None
         doc.update(runs=self._runs)
-        return ranking.conclude(doc)
+        doc = ranking.conclude(doc)
+        doc.update(sources=await asyncio.to_thread(sources.read, doc))  # what ``diff`` aligns
+        return doc
 
     async def _run_planned(
         self, name: PassName, index: int, planned: list[PassName], doc: Document, stop_reason: str

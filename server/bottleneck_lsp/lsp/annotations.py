@@ -16,7 +16,7 @@ from lsprotocol import types
 from pygls import uris
 
 from ..analysis import ranking
-from ..analysis.compare import ADDED, LineChange, compare
+from ..analysis.compare import ADDED, CHANGED, LineChange, compare
 from ..analysis.ranking import Hotspot, Thresholds
 from ..formats import wording
 from ..formats.diff_report import percent
@@ -318,7 +318,8 @@ def since_text(a: Annotation) -> str:
         return ""
     if a.since.status == ADDED:
         return f"new since {a.since_label}"
-    return f"{percent(a.since.change(a.row.kind))} since {a.since_label}"
+    edited = " (edited)" if a.since.status == CHANGED else ""
+    return f"{percent(a.since.change(a.row.kind))} since {a.since_label}{edited}"
 
 
 def code_lens(a: Annotation) -> types.CodeLens | None:
@@ -366,6 +367,7 @@ def hover(annotations: list[Annotation], doc: Document | None) -> str:
             notes.append(
                 f"Since {a.since_label}: {ranking.SHORT[row.kind]} {before * 1000:.1f} ms → "
                 f"{after * 1000:.1f} ms ({percent(a.since.change(row.kind))})."
+                + (f" The line was edited since: it read `{a.since.was[:80]}`." if a.since.was else "")
             )
         for kind in ranking.COLUMNS:
             cell = row.columns.get(kind)

@@ -745,6 +745,15 @@ class Replay(Node):
 
 
 @dataclass(kw_only=True)
+class SourceFile(Node):
+    """A file of the ranking as it was when its run ended: one short hash per line of its
+    text, indentation left out. What ``diff`` aligns two versions of the file by."""
+
+    file: str
+    hashes: list[str]
+
+
+@dataclass(kw_only=True)
 class Document(Node):
     schema: str
     version: int
@@ -769,6 +778,7 @@ class Document(Node):
     launch: Launch | None = None
     ranks: list[RankRun] = field(default_factory=list)
     distributed: Distributed | None = None
+    sources: list[SourceFile] = field(default_factory=list)  # the ranking's files, line by line
 
     def pass_named(self, name: str) -> Pass | None:
         return next((p for p in self.passes if p.name == name), None)

@@ -187,5 +187,7 @@ def test_the_drop_in_prints_the_function_table_of_the_sampled_stacks() -> None:
     assert {"main", "outer", "inner"} <= set(rows), section
     own, total = rows["inner"]
     assert total >= 50 and own >= 0.8 * total  # its matmul and exp: C calls it made
-    assert rows["outer"][0] < 10 and rows["main"][1] >= rows["outer"][1] >= total, section
+    # outer's own: its loop's jump back, where ticks that arrived in inner's last C call are
+    # handled (docs/fidelity.md's limits: 6-19% here); far under inner's own
+    assert rows["outer"][0] < own / 3 and rows["main"][1] >= rows["outer"][1] >= total, section
     assert "isfile" not in section and "Thread.start" not in section  # (our start-up's)

@@ -266,10 +266,12 @@ class _Rows:
 
 
 # The one run: when the cpu pass's windows took less than this part of the sampled time, the
-# wall time column is the time sampled outside them (at the script's own speed; windows spread
-# over the run leave a fair sample of it); a run mostly recorded (a short script, recorded
-# whole) is sampled with them
-WINDOWED_APART = 0.5
+# wall time column would be the time sampled outside them. Off (0): the windows are no fair
+# sample of the run (the first opens with the script and records its start, up to a second
+# or 2,000 torch calls), and leaving them out took a start phase's time off its lines (the
+# fidelity corpus's lbfgs_closure.py read its forward line at 8-15% against 46%); the wall
+# column keeps the windows' time, less what recording was measured to cost (runner/samplepass.py).
+WINDOWED_APART = 0.0
 
 
 def windows_apart(samples: Samples | None) -> bool:
@@ -367,6 +369,37 @@ def _add_ops(rows: _Rows, part: Pass, with_cpu: bool, with_memory: bool) -> None
             row.columns[WAIT] = Cell(time_s=wait, share=round(min(wait / wall, 1.0), 6) if wall > 0 else 0.0)
 
 
+# The one run: a line's op CPU recorded in the windows is scaled to the whole run by how much
+# more of its sampled wall time the run had than its windows: its own ratio when the windows
+# saw it for at least this long, else the run's (the script's lines in all against in the
+# windows). Windows over-represent the run's start (the first opens with the script), and the
+# sampler sees the whole run.
+MIN_WINDOWED_S = 0.002
+EXTRAPOLATED = "each line's scaled to the whole run by its sampled wall time there against in the windows"
+
+
+def _extrapolate_cpu(rows: _Rows, samples: Samples) -> None:
+    """The op CPU column of a cpu pass recorded in windows of the one run, for the whole run
+    (``MIN_WINDOWED_S``): each line's time scaled, shares of the scaled total."""
+    sampled = {(e.file, e.line): e for e in samples.lines}
+    inside = sum(e.windowed_s or 0.0 for e in samples.lines)
+    overall = sum(e.wall_s for e in samples.lines) / inside if inside > 0 else 1.0
+    cells = [row.columns[CPU] for row in rows.rows.values() if CPU in row.columns]
+    for row in rows.rows.values():
+        cell = row.columns.get(CPU)
+        if cell is None:
+            continue
+        entry = sampled.get(row.key)
+        if entry is None:
+            continue  # never sampled: as recorded
+        windowed = entry.windowed_s or 0.0
+        scale = entry.wall_s / windowed if windowed >= MIN_WINDOWED_S else overall
+        cell.time_s = round(cell.time_s * max(scale, 1.0), 6)
+    total = sum(cell.time_s for cell in cells)
+    for cell in cells:
+        cell.share = round(cell.time_s / total, 6) if total > 0 else 0.0
+
+
 def _add_calls(rows: dict[tuple[str, int], Hotspot], part: Pass) -> None:
     """cProfile's calls made from a line, as detail of rows that exist (exact sites only)."""
     for site in part.call_sites:
@@ -391,6 +424,13 @@ def all_rows(doc: Document) -> list[Hotspot]:
     memory = cuda if cuda is not None and cuda.memory is not None else cpu
     if cpu is not None:
         _add_ops(rows, cpu, with_cpu=True, with_memory=memory is cpu)
+        if (
+            cpu.windows is not None
+            and cpu.windows.count
+            and sample is not None
+            and sample.samples is not None
+        ):
+            _extrapolate_cpu(rows, sample.samples)
     if cuda is not None:
         _add_ops(rows, cuda, with_cpu=cpu is None, with_memory=memory is cuda)
     cprofile = doc.pass_named(PassName.CPROFILE)
@@ -414,6 +454,17 @@ def all_rows(doc: Document) -> list[Hotspot]:
     return out
 
 
+def _extrapolated(doc: Document) -> bool:
+    cpu, sample = _usable(doc.pass_named(PassName.CPU)), _usable(doc.pass_named(PassName.SAMPLE))
+    return (
+        cpu is not None
+        and cpu.windows is not None
+        and bool(cpu.windows.count)
+        and sample is not None
+        and sample.samples is not None
+    )
+
+
 def denominators(doc: Document) -> dict[str, str]:
     """What each column's share is of, for this document: the columns recorded in windows
     of the one run say how much of it they cover."""
@@ -421,7 +472,7 @@ def denominators(doc: Document) -> dict[str, str]:
     cpu = doc.pass_named(PassName.CPU)
     covered = coverage.covered(cpu)
     if covered:
-        out[CPU] += f", {covered}"
+        out[CPU] += f", {covered}" + (f"; {EXTRAPOLATED}" if _extrapolated(doc) else "")
         out[MEMORY] += f" ({covered})"
         sample = doc.pass_named(PassName.SAMPLE)
         samples = sample.samples if sample is not None else None

@@ -129,6 +129,17 @@ def test_speedscope_validates_and_names_the_planted_line(made: dict[str, Any]) -
     top = frames[heaviest[-1]]
     assert (top["file"], top["line"]) == ("planted.py", line) and "x @ w @ w" in top["name"], top
 
+    # the whole stacks: the planted line's frame is in the stacks that hold most of the time
+    stacked = next(
+        p for p in data["profiles"] if p["name"].endswith("sampled stacks (sample pass, main thread)")
+    )
+    under = sum(
+        w
+        for w, s in zip(stacked["weights"], stacked["samples"], strict=True)
+        if any((frames[i].get("file"), frames[i].get("line")) == ("planted.py", line) for i in s)
+    )
+    assert under > 0.5 * stacked["endValue"], (under, stacked["endValue"])
+
     evented = [p for p in data["profiles"] if p["type"] == "evented"]
     assert evented and evented[0]["name"].endswith("main thread (cpu pass)")
     self_time = replay_evented(evented[0], len(frames))

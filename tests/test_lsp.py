@@ -60,6 +60,21 @@ async def test_profile_marks_the_hot_line_with_diagnostic_lens_and_hover(client:
     assert "| column | share | time | share of |" in value and "| wall (ranked by) |" in value
     assert "| op CPU |" in value and "aten::tanh" in value
 
+    # the flame graph's stacks: the hot line's frame, labelled and linked to its file, has the most time
+    flame = await execute(client, "bottleneck.flame", uri_of("fn_call.py"))
+    assert "frames" in flame, flame
+    frames, stacks = flame["frames"], flame["stacks"]
+    assert flame["name"] == "fn_call.py" and stacks and flame["total_s"] > 0, flame.get("message")
+    per_frame: dict[int, float] = {}
+    for stack in stacks:
+        for index in set(stack["frames"]):
+            per_frame[index] = per_frame.get(index, 0.0) + stack["time_s"]
+    lines = [i for i in per_frame if frames[i]["user"] and frames[i]["function"] == "<module>"]
+    top = max(lines, key=lambda i: per_frame[i])
+    assert frames[top]["label"] == f"fn_call.py:{hot + 1} <module>", frames[top]
+    assert frames[top]["uri"] == uri_of("fn_call.py") and per_frame[top] > 0.5 * flame["total_s"]
+    assert all(frames[s["frames"][0]]["function"] == "<module>" for s in stacks)  # outermost first
+
     tokens = list(client.progress_reports)
     assert tokens, "no work-done progress"
     reports = client.progress_reports[tokens[-1]]
@@ -83,8 +98,28 @@ async def test_profile_marks_the_hot_line_with_diagnostic_lens_and_hover(client:
 
 async def test_the_one_run_shows_its_hot_lines_as_its_windows_close(client: LanguageClient) -> None:
     """One run: as a window of it closes (at most once a second) the hot lines so far are
-    published, and the progress says how far the run is; the end's results follow."""
-    await execute(client, "bottleneck.profile", {"uri": uri_of("phases.py"), "passes": ["sample", "cpu"]})
+    published, and the progress says how far the run is; the end's results follow. The
+    Hotspots view's rows meanwhile are the lines so far."""
+    before = set(client.progress_reports)
+    job = asyncio.ensure_future(
+        execute(client, "bottleneck.profile", {"uri": uri_of("phases.py"), "passes": ["sample", "cpu"]})
+    )
+
+    def so_far() -> bool:
+        return any(
+            isinstance(r, types.WorkDoneProgressReport) and "window(s) recorded" in (r.message or "")
+            for token in set(client.progress_reports) - before
+            for r in client.progress_reports[token]
+        )
+
+    for _ in range(1200):
+        if so_far() or job.done():
+            break
+        await asyncio.sleep(0.05)
+    assert so_far(), "no progress report of the windows recorded within 60 s"
+    view = await execute(client, "bottleneck.hotspots", uri_of("phases.py"))
+    assert view["running"] and view["rows"] and view["summary"].startswith("phases.py: running"), view
+    await job
     reports = client.progress_reports[list(client.progress_reports)[-1]]
     said = [r.message or "" for r in reports if isinstance(r, types.WorkDoneProgressReport)]
     running = [
@@ -105,6 +140,18 @@ async def test_helper_hotspot_published_on_the_helper_uri(client: LanguageClient
     await execute(client, "bottleneck.profile", {"uri": uri_of("uses_helper.py")})
     diag = hot_diagnostic(client, "helper_mod.py")
     assert diag.message.split(" of ", 1)[1].startswith("op CPU time") and diag.code == "cpu-op-time"
+    # the Hotspots view's rows: across the script's files, the hot line first, as the editor shows it
+    view = await execute(client, "bottleneck.hotspots", uri_of("helper_mod.py"))
+    assert view["script"] == uri_of("uses_helper.py") and not view["running"], view
+    assert view["status"] == "ok" and view["ranked_by"] == "cpu-op-time"
+    assert [p["name"] for p in view["passes"]] == ["cpu"] and view["passes"][0]["status"] == "ok"
+    first = view["rows"][0]
+    assert (first["uri"], first["line"]) == (uri_of("helper_mod.py"), marker_line("helper_mod.py")), first
+    assert first["path"].endswith("helper_mod.py") and first["text"].startswith("return torch.cumsum(")
+    assert first["column_label"] == "op CPU" and first["share"] > 0.5 and first["severity"] == "warning"
+    assert first["lens"].startswith(f"{first['share'] * 100:.1f}% op CPU") and "aten::" in first["lens"]
+    assert "| op CPU (ranked by) |" in first["hover"], first["hover"]
+    assert view["summary"].startswith("uses_helper.py: done; top line helper_mod.py:"), view["summary"]
     # the baseline commands from the helper's editor (VS Code sends the active file) act on
     # the script whose hot lines are there
     pinned = await execute(client, "bottleneck.pinBaseline", uri_of("helper_mod.py"))

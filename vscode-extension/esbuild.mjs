@@ -1,4 +1,5 @@
-// Bundles the extension (dist/extension.js) or, with --tests, the unit tests (out/test/).
+// Bundles the extension (dist/extension.js) and the flame graph's page script (dist/flame.js)
+// or, with --tests, the unit tests (out/test/).
 import { build } from "esbuild";
 import { readdirSync } from "node:fs";
 
@@ -16,6 +17,16 @@ if (tests) {
     entryPoints: ["src/extension.ts"],
     outfile: "dist/extension.js",
     external: ["vscode"],
+    minify: process.argv.includes("--minify"),
+  });
+  // The flame graph's page script, for the webview (a browser: no Node, no vscode module)
+  await build({
+    ...common,
+    platform: "browser",
+    format: "iife",
+    target: "es2022",
+    entryPoints: ["src/webview/flame.ts"],
+    outfile: "dist/flame.js",
     minify: process.argv.includes("--minify"),
   });
 }

@@ -87,6 +87,7 @@ function prepare(): { env: NodeJS.ProcessEnv; workspace: string; userData: strin
       {
         "workbench.startupEditor": "none",
         "chat.disableAIFeatures": true,
+        "git.openRepositoryInParentFolders": "never",
         "workbench.secondarySideBar.defaultVisibility": "hidden",
         "extensions.autoCheckUpdates": false,
         "extensions.autoUpdate": false,
@@ -357,6 +358,56 @@ async function main(): Promise<void> {
 
     await page.screenshot({ path: join(WORK, "screenshot.png") });
     step(`screenshot: ${join(WORK, "screenshot.png")}`);
+
+    // The Hotspots view (in the explorer): the run's lines, the planted one first; a click on
+    // its row opens its line.
+    await page.keyboard.press("Escape");
+    await page.keyboard.press("Control+Home"); // the cursor away from the planted line
+    await palette(page, "View: Toggle Panel Visibility"); // (the Problems panel closed: room for the view)
+    await palette(page, "Bottleneck: Show Hotspots");
+    const pane = page.locator(".pane", { has: page.locator(".pane-header", { hasText: "Hotspots" }) }).first();
+    const lineRows = pane.locator(".monaco-list-row", { hasText: /^\s*\d+: / });
+    await lineRows.first().waitFor({ timeout: 30_000 });
+    const listed = (await pane.locator(".monaco-list-row").allInnerTexts()).map((t) => t.replace(/\s+/g, " ").trim());
+    step(`Hotspots view: ${JSON.stringify(listed.slice(0, 6))}`);
+    const firstLine = listed.find((t) => /^\d+: /.test(t)) ?? "";
+    if (!firstLine.startsWith(`${HOT_LINE}: y = torch.tanh(x @ x)`) || !/% wall/.test(firstLine)) {
+      fail(`the Hotspots view's first line is "${firstLine}", not the planted line with its wall share`);
+    }
+    const group = new RegExp(`^${SCRIPT.replace(".", "\\.")} ?\\d+ lines?$`);
+    if (!listed.some((t) => group.test(t)) || !listed.some((t) => t.startsWith("Passes") && /sample ok/.test(t))) {
+      fail(`the Hotspots view has no ${SCRIPT} group or no passes row: ${JSON.stringify(listed)}`);
+    }
+    await page.screenshot({ path: join(WORK, "hotspots-view.png") });
+    await lineRows.first().click();
+    await page.locator(".part.statusbar", { hasText: new RegExp(`Ln ${HOT_LINE}, Col`) }).waitFor({ timeout: 15_000 });
+    step(`a click on the view's first line put the cursor on line ${HOT_LINE}; screenshot: ${join(WORK, "hotspots-view.png")}`);
+
+    // The flame graph (a webview beside the editor): the planted line's frame, labelled
+    // file:line in the colour of your code, holds the most time of the script's lines; a
+    // click on it opens its line.
+    await page.locator(".monaco-editor .view-lines", { hasText: "torch.tanh" }).first().click();
+    await page.keyboard.press("Control+Home");
+    await palette(page, "Bottleneck: Show Flame Graph");
+    const webview = page.frameLocator("iframe.webview.ready").frameLocator("#active-frame");
+    const plantedFrame = webview.locator(".frame.user", { hasText: `${SCRIPT}:${HOT_LINE} ` }).first();
+    await plantedFrame.waitFor({ timeout: 30_000 });
+    const header = (await webview.locator("#header").innerText()).trim();
+    const userFrames = webview.locator(".frame.user");
+    const widths: [string, number][] = [];
+    for (let i = 0; i < (await userFrames.count()); i++) {
+      const box = await userFrames.nth(i).boundingBox();
+      widths.push([((await userFrames.nth(i).textContent()) ?? "").trim(), box?.width ?? 0]);
+    }
+    step(`flame graph: "${header}"; your frames: ${JSON.stringify(widths.slice(0, 6))}`);
+    const lines = widths.filter(([label]) => /^hot_loop\.py:\d+ <module>$/.test(label)).sort((a, b) => b[1] - a[1]);
+    if (lines[0]?.[0] !== `${SCRIPT}:${HOT_LINE} <module>` || !/of sampled time on the main thread/.test(header)) {
+      fail(`the widest of the script's lines in the flame graph is ${JSON.stringify(lines[0])}, not line ${HOT_LINE}`);
+    }
+    await page.screenshot({ path: join(WORK, "flame-graph.png") });
+    await plantedFrame.click();
+    await page.locator(".part.statusbar", { hasText: new RegExp(`Ln ${HOT_LINE}, Col`) }).waitFor({ timeout: 15_000 });
+    step(`a click on the planted frame put the cursor on line ${HOT_LINE}; screenshot: ${join(WORK, "flame-graph.png")}`);
 
     // Cancelling the progress stops the job: its runners go, the status bar says so. The job
     // profiles a script that runs for minutes (with a warm fork server, hot_loop.py's whole job

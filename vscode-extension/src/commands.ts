@@ -3,6 +3,8 @@
 import * as path from "node:path";
 import * as vscode from "vscode";
 import { ArgumentError, joinArguments, splitArguments } from "./args";
+import type { FlamePanel } from "./flame";
+import { type HotspotsView, VIEW } from "./hotspots";
 import type { ServerController } from "./server";
 import type { Status } from "./status";
 
@@ -16,6 +18,9 @@ export const COMMANDS = {
   clearBaseline: "bottleneck-vscode.clearBaseline",
   openResult: "bottleneck-vscode.openResult",
   restart: "bottleneck-vscode.restart",
+  showHotspots: "bottleneck-vscode.showHotspots",
+  refreshHotspots: "bottleneck-vscode.refreshHotspots",
+  showFlameGraph: "bottleneck-vscode.showFlameGraph",
 } as const;
 
 const ARGS_KEY = "bottleneck.scriptArguments"; // workspaceState: script URI -> arguments
@@ -40,6 +45,8 @@ export class Commands {
     private readonly server: ServerController,
     private readonly status: Status,
     private readonly log: vscode.LogOutputChannel,
+    private readonly view: HotspotsView,
+    private readonly flame: FlamePanel,
   ) {}
 
   register(): vscode.Disposable[] {
@@ -55,6 +62,15 @@ export class Commands {
       on(COMMANDS.clearBaseline, (uri) => this.baseline("bottleneck.clearBaseline", uri)),
       on(COMMANDS.openResult, (uri) => this.openResult(uri)),
       on(COMMANDS.restart, () => this.server.restart()),
+      on(COMMANDS.showHotspots, async () => {
+        await vscode.commands.executeCommand(`${VIEW}.focus`);
+        this.view.refresh();
+      }),
+      on(COMMANDS.refreshHotspots, () => {
+        this.view.refresh();
+        return Promise.resolve();
+      }),
+      on(COMMANDS.showFlameGraph, () => this.flame.show()),
     ];
   }
 
@@ -141,6 +157,7 @@ export class Commands {
     this.running.set(key, (this.running.get(key) ?? 0) + 1);
     await this.setRunning();
     this.status.running(name);
+    this.view.refresh();
     try {
       const result = (await this.server.execute("bottleneck.profile", [request], uri)) as ProfileResult | undefined;
       if ((this.running.get(key) ?? 0) > 1) {
@@ -169,6 +186,7 @@ export class Commands {
         this.running.delete(key);
       }
       await this.setRunning();
+      this.view.refresh();
     }
   }
 
@@ -188,6 +206,7 @@ export class Commands {
   private async clear(): Promise<void> {
     await this.server.execute("bottleneck.clear", []);
     this.status.idle();
+    this.view.refresh();
   }
 
   private async baseline(command: string, uri: vscode.Uri | undefined): Promise<void> {
@@ -195,6 +214,7 @@ export class Commands {
     // baseline"); clear: they compare with the previous run again.
     const target = uri ?? vscode.window.activeTextEditor?.document.uri;
     await this.server.execute(command, target?.scheme === "file" ? [target.toString()] : []);
+    this.view.refresh();
   }
 
   private async openResult(target: vscode.Uri | undefined): Promise<void> {
@@ -235,6 +255,7 @@ export class Commands {
       return; // the server has shown why
     }
     this.status.finished(result.summary ?? `${name}: opened`, true);
+    this.view.refresh();
     for (const skipped of result.skipped ?? []) {
       this.log.warn(`${name}: ${skipped.path}:${skipped.line} not shown: ${skipped.reason}`);
     }

@@ -1,6 +1,10 @@
 // Bottleneck for VS Code: the palette commands, the server's hotspots inline, a status item.
 import * as vscode from "vscode";
 import { Commands } from "./commands";
+import { FlamePanel } from "./flame";
+import type { FlameAnswer } from "./flameModel";
+import { HotspotsView } from "./hotspots";
+import type { HotspotsAnswer } from "./hotspotsModel";
 import { onInterpreterChange } from "./interpreter";
 import { SECTION, ServerController } from "./server";
 import { restartsServer } from "./settings";
@@ -13,7 +17,23 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const status = new Status();
   controller = new ServerController(context, log, status);
   const server = controller;
-  context.subscriptions.push(log, status, server, ...new Commands(context, server, status, log).register());
+  const view = new HotspotsView(async () => (await server.query("bottleneck.hotspots", [])) as HotspotsAnswer | undefined);
+  const flame = new FlamePanel(
+    context.extensionUri,
+    async () => (await server.query("bottleneck.flame", [])) as FlameAnswer | undefined,
+    log,
+  );
+  context.subscriptions.push(
+    log,
+    status,
+    server,
+    view,
+    flame,
+    server.onProgress(() => {
+      view.refresh();
+    }),
+    ...new Commands(context, server, status, log, view, flame).register(),
+  );
   context.subscriptions.push(
     vscode.workspace.onDidChangeConfiguration((event) => {
       if (restartsServer((id) => event.affectsConfiguration(id))) {

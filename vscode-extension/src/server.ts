@@ -31,6 +31,9 @@ export class ServerController implements vscode.Disposable {
   private interpreter: Interpreter | undefined;
   private starting: Promise<LanguageClient | undefined> | undefined;
   private readonly warned = new Set<string>(); // settings problems already logged
+  private readonly progress = new vscode.EventEmitter<string>();
+  /** Each message of the server's progress (a pass started, the hot lines so far). */
+  readonly onProgress = this.progress.event;
 
   constructor(
     private readonly context: vscode.ExtensionContext,
@@ -139,6 +142,7 @@ export class ServerController implements vscode.Disposable {
     }
     showServerProgress(client, (message) => {
       this.status.progress(message);
+      this.progress.fire(message);
     });
     this.client = client;
     this.interpreter = interpreter;
@@ -170,6 +174,15 @@ export class ServerController implements vscode.Disposable {
     return { request, interpreter };
   }
 
+  /** Sends a server command to the server that runs, if one does (none is started for it). */
+  async query(command: string, args: unknown[]): Promise<unknown> {
+    const client = this.client;
+    if (client?.state !== State.Running) {
+      return undefined;
+    }
+    return client.sendRequest(ExecuteCommandRequest.type, { command, arguments: args });
+  }
+
   /** Sends a server command; `resource`: the file it is about (starts the server for its folder). */
   async execute(command: string, args: unknown[], resource?: vscode.Uri): Promise<unknown> {
     const client = await this.ensure(resource);
@@ -198,5 +211,6 @@ export class ServerController implements vscode.Disposable {
 
   dispose(): void {
     void this.stop();
+    this.progress.dispose();
   }
 }

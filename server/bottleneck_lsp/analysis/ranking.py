@@ -480,7 +480,7 @@ def denominators(doc: Document) -> dict[str, str]:
             for kind in (WALL, PYTHON, COMPILING):
                 out[kind] += ", outside the cpu pass's recording windows"
         elif samples is not None and samples.windowed_s:
-            out[WALL] += ", the recording windows included (they cover most of the run)"
+            out[WALL] += ", the recording windows included (less what recording was measured to cost)"
     return out
 
 

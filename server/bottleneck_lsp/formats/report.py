@@ -281,6 +281,13 @@ def function_lines(part: Pass | None, cwd: str) -> list[str]:
         where = f"{_short(f.file, cwd)}:{f.line}"
         own, whole = f"{_ms(f.self_s):>9} {pct(f.self_s):>6}", f"{_ms(f.total_s):>9} {pct(f.total_s):>6}"
         out.append(f"{own} {whole}  {f.function} ({where})")
+    flame = samples.flame
+    if flame is not None and flame.stacks:
+        out.append("")
+        out.append(
+            f"   The same stacks as a flame graph ({len(flame.stacks):,} distinct): "
+            "in VS Code, Bottleneck: Show Flame Graph; elsewhere, --format speedscope"
+        )
     return out
 
 

@@ -4,6 +4,8 @@
   files, function then line (the sampler keeps the innermost user line of each look, not
   whole call stacks), weighted by the seconds charged to it; time outside the user's
   files as one frame of its own.
+- The sampler's whole stacks of the main thread (``samples.flame``), as a second sampled
+  profile: the user's frames at their lines, library frames as their functions.
 - The autograd pass's torch ops, as an evented profile per thread: each top-level op
   under a frame for the user line that called it, nested ops under it as they ran. Frames
   carry ``file`` and ``line``, so speedscope's detail view names the line.
@@ -84,6 +86,32 @@ def _sampled(doc: Document, frames: _Frames) -> dict[str, Any] | None:
     }
 
 
+def _stacked(doc: Document, frames: _Frames) -> dict[str, Any] | None:
+    """The sampler's whole stacks (``samples.flame``), outermost frame first: the user's
+    frames at their lines, library frames as their functions."""
+    part = doc.pass_named(PassName.SAMPLE)
+    flame = part.samples.flame if part is not None and part.samples is not None else None
+    if flame is None or not flame.stacks:
+        return None
+    index = []
+    for frame in flame.frames:
+        if frame.user:
+            name = f"{frame.function} ({os.path.basename(frame.file)}:{frame.line})"
+            index.append(frames.get(name, frame.file, frame.line))
+        else:
+            index.append(frames.get(frame.function, frame.file, frame.line))
+    weights = [stack.time_s for stack in flame.stacks]
+    return {
+        "type": "sampled",
+        "name": f"{os.path.basename(doc.script)}: sampled stacks (sample pass, main thread)",
+        "unit": "seconds",
+        "startValue": 0,
+        "endValue": sum(weights),
+        "samples": [[index[i] for i in stack.frames] for stack in flame.stacks],
+        "weights": weights,
+    }
+
+
 def _evented(ops: list[Op], name: str, t0: int, frames: _Frames) -> dict[str, Any]:
     events: list[dict[str, Any]] = []
     # open spans: (end, frames to close, innermost first)
@@ -128,6 +156,9 @@ def render(doc: Document | None, timeline: Timeline | None, cwd: str = "") -> di
     sampled = _sampled(doc, frames) if doc is not None else None
     if sampled is not None:
         profiles.append(sampled)
+    stacked = _stacked(doc, frames) if doc is not None else None
+    if stacked is not None:
+        profiles.append(stacked)
     if timeline is not None and timeline.ops:
         threads: dict[int, list[Op]] = defaultdict(list)
         for op in timeline.ops:

@@ -77,7 +77,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from types import CodeType, FrameType
+from types import FrameType
 from typing import Any
 
 from .bytecode import CHECKS_AFTER_PYTHON_CALLS, Site, c_ops_before, held_here, in_c_call, line_of
@@ -183,7 +183,7 @@ class ThreadSampler:
         self.importing = False
         self.importing_ns: dict[tuple[str, int], int] = {}
         self._import_began = self._import_cpu = 0
-        self._import_codes: tuple[CodeType, ...] = ()
+        self._import_codes: tuple[Any, ...] = ()
         self._import_at: tuple[tuple[str, int], str] | None = None
         self.interval = interval
         self.signal_interval = signal_interval
@@ -208,7 +208,7 @@ class ThreadSampler:
         self._c_seen: tuple[tuple[str, int], str] | None = None  # the last look saw a C call there
         self._python_seen: tuple[tuple[str, int], str] | None = None  # ... or Python running there
         # The thread's own last look, when it saw a C call: (line, function, when, stack)
-        self._thread_c: tuple[tuple[str, int], str, int, tuple[CodeType, ...]] | None = None
+        self._thread_c: tuple[tuple[str, int], str, int, tuple[Any, ...]] | None = None
         self._signal_ns = int(signal_interval * 1e9)
         self._late_ns = int(signal_interval * 1.25e9)
         self._held_ns = int(signal_interval * 0.16e9)  # handled this long after it arrived: held
@@ -231,7 +231,7 @@ class ThreadSampler:
         self.ours_ns = 0  # set aside: our own Python running in a window
         self.peak = PeakWatch()  # the process's peak RSS, on the lines that raised it
         self.stacks = StackTable()  # the main thread's time per stack (the function table)
-        self._c_codes: tuple[CodeType, ...] = ()  # the stack of the C call in ``_c_seen``
+        self._c_codes: tuple[Any, ...] = ()  # the stack of the C call in ``_c_seen``
         self._previous_handler: Any = None
         self._kept: list[Any] = []  # per look during which the main thread moved: its frames
         self._guard = _TimerGuard(self)
@@ -246,12 +246,13 @@ class ThreadSampler:
 
     # -- the looks -------------------------------------------------------------------------
     def _capture(
-        self, frame: FrameType | None, held: list[Any] | None, codes: list[CodeType] | None = None
+        self, frame: FrameType | None, held: list[Any] | None, codes: list[Any] | None = None
     ) -> list[Site]:
         """The sites of ``frame``'s stack, innermost first, up to the first of the user's
         files known as such (files not seen before are resolved later, by ``_user_site``).
         Attribute reads only. ``held``: where the thread keeps each frame it reaches;
-        ``codes``: where the whole stack's code objects go (the walk then goes on to the end)."""
+        ``codes``: where the whole stack's code objects and offsets go, ``[code, offset, ...]``
+        (``stacks.Stack``; the walk then goes on to the end)."""
         paths = self._paths
         sites: list[Site] = []
         found = False
@@ -259,6 +260,7 @@ class ThreadSampler:
             code = frame.f_code
             if codes is not None:
                 codes.append(code)
+                codes.append(frame.f_lasti)
             if not found:
                 path = paths.get(code.co_filename, "")
                 if path is not None:  # the user's, or not known yet
@@ -345,7 +347,7 @@ class ThreadSampler:
         return min(cpu / wall, 1.0) if wall > 0 and clock is not None else 0.0
 
     def _charge_to(
-        self, key: tuple[str, int], function: str, now: int, span: int, codes: tuple[CodeType, ...]
+        self, key: tuple[str, int], function: str, now: int, span: int, codes: tuple[Any, ...]
     ) -> None:
         """As ``_look`` charges a C call's time, to a line known already (``codes``: the
         stack it was seen at)."""
@@ -363,7 +365,7 @@ class ThreadSampler:
         self._c_seen, self._c_codes = (key, function), codes
 
     def _look(
-        self, sites: list[Site], now: int, span: int, python: bool, codes: tuple[CodeType, ...] = ()
+        self, sites: list[Site], now: int, span: int, python: bool, codes: tuple[Any, ...] = ()
     ) -> None:
         """Charge the time since the last charged look, at most ``span`` ns (this kind of
         look's own period: what it can vouch for), to the user's line in a stack
@@ -429,7 +431,7 @@ class ThreadSampler:
                 # On time: Python ran here, or a C call shorter than an interval that this
                 # line made and that just returned (handlers run at the end of a call).
                 self.signal_looks += 1
-                codes: list[CodeType] = []
+                codes: list[Any] = []
                 sites = self._capture(frame, None, codes)
                 python = not in_c_call(frame.f_code, frame.f_lasti)
                 earlier = self._thread_c
@@ -454,7 +456,7 @@ class ThreadSampler:
             seen, self._c_seen = self._c_seen, None  # that C call is over: charged once
             seen_codes = self._c_codes
             if held_here(frame.f_code, frame.f_lasti):
-                held_codes: list[CodeType] = []
+                held_codes: list[Any] = []
                 sites = self._capture(frame, None, held_codes)
                 # Python 3.10 also checks at the end of a call to a Python function: the C
                 # call the thread saw in a function no longer on the stack (the callee, now
@@ -515,7 +517,7 @@ class ThreadSampler:
                 # is let go at the handler's first instruction, and this look then comes
                 # from waiting behind that call (the handler must still see it blocked)
                 self._thread_looked = now
-            main_codes: list[CodeType] = []
+            main_codes: list[Any] = []
             main = self._capture(top, held, main_codes)
             others = [
                 (ident, self._capture(frame, held))
@@ -627,7 +629,7 @@ class ThreadSampler:
         if begin:
             self._import_began = now
             self._import_cpu = time.thread_time_ns()
-            codes: list[CodeType] = []
+            codes: list[Any] = []
             frame: FrameType | None = sys._getframe(1)
             while frame is not None and is_runner_file(frame.f_code.co_filename):
                 frame = frame.f_back  # (the import watcher's frames, ours)
@@ -742,6 +744,7 @@ class ThreadSampler:
             ),
             "peak_rss": self.peak.document(),
             "functions": self.stacks.functions(self.files.resolve) if functions else [],
+            **({"flame": self.stacks.flame(self.files.resolve)} if functions else {}),
             "lines": [
                 {
                     "file": path,

@@ -246,6 +246,32 @@ class SampledFunction(Node):
 
 
 @dataclass(kw_only=True)
+class FlameFrame(Node):
+    """A frame of the flame graph: the user's at the line it was at, a library's at its
+    function's first line."""
+
+    file: str
+    line: int
+    function: str
+    user: bool = False
+
+
+@dataclass(kw_only=True)
+class FlameStack(Node):
+    frames: list[int]  # indexes into ``Flame.frames``, outermost first
+    time_s: float
+
+
+@dataclass(kw_only=True)
+class Flame(Node):
+    """The main thread's sampled stacks, folded (runner/stacks.py): what a flame graph draws."""
+
+    frames: list[FlameFrame] = field(default_factory=list)
+    stacks: list[FlameStack] = field(default_factory=list)  # the most time first
+    dropped_s: float = 0.0  # looks at stacks left out (past the bounds)
+
+
+@dataclass(kw_only=True)
 class PeakRss(Node):
     """The process's peak RSS over the sampled run, and the line that raised it last."""
 
@@ -273,6 +299,7 @@ class Samples(Node):
     windowed_s: float | None = None  # the one run: of wall_s, on the user's lines while a window recorded
     peak_rss: PeakRss | None = None
     functions: list[SampledFunction] = field(default_factory=list)  # the most total time first
+    flame: Flame | None = None  # the folded stacks (none in a progress snapshot)
     lines: list[SampledLine] = field(default_factory=list)
     threads: list[ThreadLine] = field(default_factory=list)
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from . import baselines, documents, hovers, lenses, lifecycle, profiling, results
+from . import baselines, documents, flame, hotspots, hovers, lenses, lifecycle, profiling, results
 
 if TYPE_CHECKING:
     from ..server import BottleneckServer
 
-FAMILIES = (lifecycle, documents, lenses, hovers, profiling, baselines, results)
+FAMILIES = (lifecycle, documents, lenses, hovers, profiling, baselines, results, hotspots, flame)
 
 
 def register(server: BottleneckServer) -> None:

@@ -195,15 +195,19 @@ def _the_scripts(keys: list[Key], resolve: Callable[[str], str | None], users: d
 
 
 _LAUNCH = ("<frozen runpy>", "<frozen importlib._bootstrap>", "<frozen importlib._bootstrap_external>")
+# torch's dispatch to a TorchFunctionMode (``handle_torch_function``): in a window, the way
+# to the line marker, on the stack of every torch call the script makes there
+_DISPATCH = "torch/overrides.py"
 
 
 def _name(code: CodeType) -> Key:
     """The function's row; ``OURS`` for the runner's frames; ``PASSED`` for the launch's
     (``runpy``) and the import system's machinery (an import's time is the importing
     function's, and its modules' own ``<module>`` rows), and for the line marker's handler
-    (the torch call it passes on, recorded in a window, is the calling line's)."""
+    and torch's dispatch to it (the torch call it passes on, recorded in a window, is the
+    calling line's)."""
     if is_runner_file(code.co_filename):
         return PASSED if code.co_name == "__torch_function__" else OURS
-    if code.co_filename in _LAUNCH:
+    if code.co_filename in _LAUNCH or code.co_filename.endswith(_DISPATCH):
         return PASSED
     return (code.co_filename, code.co_firstlineno, getattr(code, "co_qualname", code.co_name))

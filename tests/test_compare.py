@@ -122,14 +122,15 @@ EDITED = """import torch
 
 torch.set_num_threads(1)
 w = torch.randn(1500, 1500)  # DELETED later: measured in the first run only
-x = torch.randn(300, 300)
+x = torch.randn(400, 400)
 for _ in range(40):
+{inserted}    b = {planted}
     a = torch.tanh(x[:50] @ x)  # STEADY
-{inserted}    b = {planted}  # PLANTED
 print(float(b.sum()))
 """
-INVERSE = "torch.linalg.inv(x + 400 * torch.eye(300))"
-DIVIDED = "(x + 400 * torch.eye(300)) / 400.0"
+# the edit of issue 49, on line 7: the inverse replaced by a division
+INVERSE = "torch.linalg.inv(x + 400 * torch.eye(400))"
+DIVIDED = "(x + 400 * torch.eye(400)) / 400.0"
 
 
 @pytest.fixture(scope="module")
@@ -158,16 +159,16 @@ def test_diff_follows_a_line_edited_in_place_and_names_it_first_as_changed(edits
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     first = lines[next(i for i, line in enumerate(lines) if line.startswith("Lines by change")) + 1]
-    # "script.py:8 changed: 512.3 ms -> 20.1 ms (-96%; ...)  was: `b = torch.linalg.inv(...`"
+    # "script.py:7 changed: 512.3 ms -> 20.1 ms (-96%; ...)  was: `b = torch.linalg.inv(...`"
     found = re.match(
-        r"  script\.py:8 changed: ([\d.]+ m?s) -> ([\d.]+ m?s) \((-\d+)%; .*  was: `(.*)`", first
+        r"  script\.py:7 changed: ([\d.]+ m?s) -> ([\d.]+ m?s) \((-\d+)%; .*  was: `(.*)`", first
     )
     assert found is not None, done.stdout
     assert int(found.group(3)) <= -50 and found.group(4).startswith("b = torch.linalg.inv("), first
     assert "now: `b = (x + 400" in first
     data = json.loads(diff("--format", "json", str(edits["old"]), str(edits["edited"])).stdout)
     row = data["lines"][0]
-    assert (row["status"], row["old_line"], row["new_line"]) == ("changed", 8, 8), row
+    assert (row["status"], row["old_line"], row["new_line"]) == ("changed", 7, 7), row
     assert row["was"].startswith("b = torch.linalg.inv(") and row["text"].startswith("b = (x + 400")
     assert row["columns"]["wall-time"]["old"] > row["columns"]["wall-time"]["new"] > 0
 
@@ -178,20 +179,20 @@ def test_diff_follows_the_edited_line_past_lines_inserted_and_deleted_above_it(
     data = json.loads(diff("--format", "json", str(edits["old"]), str(edits["moved"])).stdout)
     by_text = {row["was"] or row["text"]: row for row in data["lines"]}
     planted = next(row for text, row in by_text.items() if text.startswith("b = torch.linalg.inv("))
-    # one line deleted above, two inserted: line 8 is now line 9, edited
-    assert (planted["status"], planted["old_line"], planted["new_line"]) == ("changed", 8, 9), planted
+    # one line deleted above, two inserted: line 7 is now line 8, edited
+    assert (planted["status"], planted["old_line"], planted["new_line"]) == ("changed", 7, 8), planted
     deleted = next(row for row in data["lines"] if "# DELETED" in row["text"])
     assert (deleted["status"], deleted["old_line"], deleted["new_line"]) == ("removed", 4, None), deleted
     steady = next(row for row in data["lines"] if "# STEADY" in row["text"])
-    assert (steady["status"], steady["old_line"], steady["new_line"]) == ("matched", 7, 6), steady
+    assert (steady["status"], steady["old_line"], steady["new_line"]) == ("matched", 8, 9), steady
     text = diff(str(edits["old"]), str(edits["moved"])).stdout
-    assert "  script.py:9 (was 8) changed: " in text and "  script.py:4 (old) removed: " in text, text
+    assert "  script.py:8 (was 7) changed: " in text and "  script.py:4 (old) removed: " in text, text
 
 
 def test_the_editor_marks_a_line_edited_since_the_last_run(edits: dict[str, Path]) -> None:
     """What the lens and hover of the edited line say, from the two real runs."""
     old, new = load_document(edits["old"]), load_document(edits["edited"])
-    found = [a for a in marks.build(new, Thresholds(), since=old) if a.line == 7]
+    found = [a for a in marks.build(new, Thresholds(), since=old) if a.line == 6]  # (0-based)
     assert found, [a.line for a in marks.build(new, Thresholds(), since=old)]
     title = marks.lens_title(found[0])
     assert re.search(r" · -\d+% since last run \(edited\)$", title), title

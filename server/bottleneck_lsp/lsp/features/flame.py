@@ -54,7 +54,11 @@ def flame(ls: BottleneckServer, *args: Any) -> dict[str, Any]:
     folded = _flame(doc)
     name = os.path.basename(script)
     if folded is None or not folded.stacks:
-        why = "its sample pass did not run to the end" if folded is None else "no look saw your code"
+        why = (
+            "the result has no sampled stacks (no sample pass, or made before schema version 4)"
+            if folded is None
+            else "no look of the sampler saw your code"
+        )
         return {
             "script": uris.from_fs_path(script),
             "name": name,

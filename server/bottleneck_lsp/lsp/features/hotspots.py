@@ -33,14 +33,14 @@ def _passes(doc: Document) -> list[dict[str, Any]]:
 def placed(ls: BottleneckServer, script: str, doc: Document) -> list[marks.Annotation]:
     """The script's marked lines, in the ranking's order, where they stand now."""
     order = {id(row): i for i, row in enumerate(doc.ranking.lines if doc.ranking is not None else [])}
-    placed = [
+    found = [
         a
         for items in ls.state.annotations.values()
         for a in items
         if a.script == script and a.row is not None and id(a.row) in order
     ]
-    placed.sort(key=lambda a: order[id(a.row)])
-    return placed
+    found.sort(key=lambda a: order[id(a.row)])
+    return found
 
 
 def rows(ls: BottleneckServer, doc: Document, marked: list[marks.Annotation]) -> list[dict[str, Any]]:

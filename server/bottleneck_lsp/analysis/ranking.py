@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from ..notebook.cell_paths import cell_of
 from ..paths import module_path
 from ..paths.root_map import outermost_root, relative_to
 from ..schema.contract import JOB_STOPPED
@@ -241,6 +242,9 @@ def ranking_kind(doc: Document) -> str | None:
     return None
 
 
+_NO_CELL = frozenset({"cell"})  # a script's line has no cell: the key is left out
+
+
 class _Rows:
     def __init__(self) -> None:
         self.rows: dict[tuple[str, int], Hotspot] = {}
@@ -259,6 +263,7 @@ class _Rows:
                 share=0.0,
                 time_s=0.0,
                 columns={},
+                absent=_NO_CELL,
             )
         elif not row.text and entry.text:
             row.text, row.column = entry.text, entry.column
@@ -485,6 +490,9 @@ def ranking(doc: Document) -> Ranking:
     rows = all_rows(doc)
     for row in rows:
         row.path = relative_to(row.file, doc.root) or ""
+        cell = cell_of(row.file)
+        if cell is not None:
+            row.update(cell=cell)
     return Ranking(
         ranked_by=rows[0].kind if rows else ranking_kind(doc),
         disagreements=disagreements(doc),

@@ -11,6 +11,7 @@ import textwrap
 from ..analysis import coverage, ranking
 from ..analysis.distributed import ratio
 from ..analysis.ranking import Hotspot, Thresholds
+from ..notebook.cell_paths import cell_of, is_notebook, place_text
 from ..schema.model import DeviceSummary, Document, Pass, PassName, PassStatus
 from . import wording
 
@@ -48,11 +49,16 @@ def banner(doc: Document) -> list[str]:
             f"that same run ({coverage.covered(windowed[0])})"
         )
     how = ", ".join(ran[:-1]) + (" and " if len(ran) > 1 else "") + ran[-1]
+    what = "Your script"
+    if is_notebook(doc.script):  # cells are counted as on screen: markdown included
+        what = "Your notebook's code cells, in order as one program,"
     if windowed:
         runs = doc.runs or len(ran)
-        text = f"Your script ran {'once' if runs == 1 else f'{runs} times'}: {how}."
+        text = f"{what} ran {'once' if runs == 1 else f'{runs} times'}: {how}."
     else:
-        text = f"Your script ran once per pass, each in a process of its own: {how}."
+        text = f"{what} ran once per pass, each in a process of its own: {how}."
+    if is_notebook(doc.script):
+        text += " Cells are numbered as the notebook lists them, markdown cells included."
     window = ranking.window_s(doc)
     if window is not None:
         text += (
@@ -85,6 +91,14 @@ def _where(path: str, cwd: str) -> str:
     except ValueError:
         return path
     return path if rel.startswith(os.pardir + os.sep) else rel
+
+
+def _at(path: str, line: int | None, cwd: str, column: int | None = None) -> str:
+    """``script.py:12`` (``:col`` with ``column``) or, in a notebook, ``nb.ipynb cell 5, line 3``."""
+    shown = _where(path, cwd)
+    if cell_of(shown) is not None:
+        return place_text(path, line or 0, shown)
+    return f"{shown}:{line}" + (f":{column}" if column is not None else "")
 
 
 def environment_lines(doc: Document) -> list[str]:
@@ -161,7 +175,7 @@ def cprofile_lines(part: Pass | None, cwd: str) -> list[str]:
         ncalls = str(calls) if calls == primitive else f"{calls}/{primitive}"
         per_t = f.tottime_s / calls if calls else 0.0
         per_c = f.cumtime_s / primitive if primitive else 0.0
-        where = f"{_where(f.file, cwd)}:{f.line}({f.function})"
+        where = f"{_at(f.file, f.line, cwd)}({f.function})"
         out.append(f"{ncalls:>9} {f.tottime_s:8.3f} {per_t:8.3f} {f.cumtime_s:8.3f} {per_c:8.3f} {where}")
     return out
 
@@ -339,7 +353,7 @@ def hotspot_table(hotspots: list[Hotspot], cwd: str, denominators: dict[str, str
         + f"  {'time':>11}{slowest}  line"
     )
     for h in hotspots:
-        where = f"{_where(h.file, cwd)}:{h.line}"
+        where = f"{_at(h.file, h.line, cwd)}"
         cells = "  ".join(f"{_pct(h, k):>{w}}" for k, w in zip(present, widths, strict=True))
         rank = f"  {_slowest(h):>12}" if spread else ""
         time = _ms(h.time_s) if ranked_by in h.columns else "-"  # shown for another column
@@ -379,7 +393,7 @@ def peak_rss_lines(doc: Document, cwd: str) -> list[str]:
         f"({size(peak.start_bytes)} when the script started)"
     )
     if peak.file is not None and peak.line is not None:
-        text += f", last raised at {_where(peak.file, cwd)}:{peak.line}"
+        text += f", last raised at {_at(peak.file, peak.line, cwd)}"
         text += f", {peak.at_s:.2f} s in" if peak.at_s is not None else ""
         text += " (during a recording window: its buffers count)" if peak.windowed else ""
     out = [text + "."]
@@ -387,8 +401,7 @@ def peak_rss_lines(doc: Document, cwd: str) -> list[str]:
     rows.sort(key=lambda r: -(r.columns[ranking.RSS].bytes or 0))
     if rows:
         raised = ", ".join(
-            f"{_where(r.file, cwd)}:{r.line} +{size(r.columns[ranking.RSS].bytes or 0)}"
-            for r in rows[:RSS_ROWS]
+            f"{_at(r.file, r.line, cwd)} +{size(r.columns[ranking.RSS].bytes or 0)}" for r in rows[:RSS_ROWS]
         )
         out.append(f"Lines that raised it most: {raised}.")
     return out
@@ -407,7 +420,7 @@ def memory_lines(doc: Document, cwd: str, thresholds: Thresholds) -> list[str]:
     size = wording.size
     out = _section(f"Memory by source line ({part.name} pass, {m.device})")
     out += whole
-    where = f" at {_where(m.peak_file, cwd)}:{m.peak_line}" if m.peak_file and m.peak_line else ""
+    where = f" at {_at(m.peak_file, m.peak_line, cwd)}" if m.peak_file and m.peak_line else ""
     when = f", {m.peak_at_s:.2f} s in" if m.peak_at_s is not None else ""
     out.append(f"Peak: {size(m.peak_bytes)} held at once by allocations made while profiling{when}{where}.")
     if m.allocator_bytes_at_peak is not None:
@@ -438,7 +451,7 @@ def memory_lines(doc: Document, cwd: str, thresholds: Thresholds) -> list[str]:
         )
         out.append(
             f"{size(cell.bytes or 0):>9}  {cell.share * 100:5.1f}%  {size(allocated):>9}  {count:>7}  "
-            f"{size(freed):>9}  {_where(r.file, cwd)}:{r.line}  {_ascii(r.text)[:50]}"
+            f"{size(freed):>9}  {_at(r.file, r.line, cwd)}  {_ascii(r.text)[:50]}"
         )
     if m.outside_your_files_at_peak_bytes:
         out.append(f"Outside your files at the peak: {size(m.outside_your_files_at_peak_bytes)}.")
@@ -451,7 +464,7 @@ def compiler_lines(hotspots: list[Hotspot], cwd: str, thresholds: Thresholds) ->
     for h in hotspots:
         level = "warning" if ranking.severity(h, thresholds) == ranking.WARNING else "note"
         text = wording.message(h, plain=True, memory_share=thresholds.min_memory_share)
-        out.append(f"{_where(h.file, cwd)}:{h.line}:{h.column}: {level}: {text}")
+        out.append(f"{_at(h.file, h.line, cwd, h.column)}: {level}: {text}")
     return out
 
 
@@ -469,12 +482,12 @@ def error_lines(doc: Document, cwd: str) -> list[str]:
     if holders:
         out += ["", "Out of memory. The lines holding the most memory when it failed:"]
         out += [
-            f"{_where(row.file, cwd)}:{row.line}:{row.column}: error: {wording.held_at_failure(row, held)}"
+            f"{_at(row.file, row.line, cwd, row.column)}: error: {wording.held_at_failure(row, held)}"
             for row, held in holders
         ]
     if error.file:
         out.append(
-            f"{_where(error.file, cwd)}:{error.line}:{error.column or 1}: error: "
+            f"{_at(error.file, error.line, cwd, error.column or 1)}: error: "
             f"{f'rank {error.rank}: ' if error.rank is not None else ''}{error.type}: {_ascii(error.message)}"
         )
     module = ranking.run_as_module(doc)
@@ -492,7 +505,7 @@ def lingering_lines(doc: Document, cwd: str) -> list[str]:
     for part, thread in ranking.lingering_threads(doc):
         words = ranking.lingering_words(part, thread)
         if thread.file and thread.line:
-            out.append(f"{_where(thread.file, cwd)}:{thread.line}:1: warning: {_ascii(words)}")
+            out.append(f"{_at(thread.file, thread.line, cwd, 1)}: warning: {_ascii(words)}")
         else:
             out.append(f"warning: {_ascii(words)}")
     return out
@@ -538,7 +551,7 @@ def ranks_lines(doc: Document, cwd: str) -> list[str]:
         out.append(f"Its lines above the other ranks' median ({ranking.KIND_LABEL.get(d.column, d.column)}):")
         for e in s.lines:
             out.append(
-                f"  {_where(e.file, cwd)}:{e.line}  +{_ms(e.excess_s).strip()} "
+                f"  {_at(e.file, e.line, cwd)}  +{_ms(e.excess_s).strip()} "
                 f"({_ms(e.rank_s).strip()} against {_ms(e.others_median_s).strip()})  {_ascii(e.text)[:60]}"
             )
     return out
@@ -549,8 +562,7 @@ def straggler_compiler_lines(doc: Document, cwd: str) -> list[str]:
     if s is None:
         return []
     return [
-        f"{_where(e.file, cwd)}:{e.line}:1: warning: "
-        f"{wording.excess_sentence(s, e.rank_s, e.others_median_s)}"
+        f"{_at(e.file, e.line, cwd, 1)}: warning: {wording.excess_sentence(s, e.rank_s, e.others_median_s)}"
         for e in s.lines[:1]
     ]
 
@@ -587,7 +599,7 @@ def render(doc: Document, thresholds: Thresholds | None = None, cwd: str | None 
     lines += ["", *compiler_lines(spots, cwd, thresholds), *straggler_compiler_lines(doc, cwd)]
     lines += lingering_lines(doc, cwd)
     lines += [
-        f"{_where(d.file, cwd)}:{d.line}:1: warning: {wording.disagreement_sentence(d)}"
+        f"{_at(d.file, d.line, cwd, 1)}: warning: {wording.disagreement_sentence(d)}"
         for d in ranking.found_disagreements(doc)
     ]
     return "\n".join(lines) + "\n"

@@ -19,6 +19,7 @@ from typing import Any
 
 from .. import __version__
 from ..analysis.timeline import Op, Place, Timeline, nested
+from ..notebook.cell_paths import short_place
 from ..schema.model import Document, PassName
 
 SCHEMA = "https://www.speedscope.app/file-format-schema.json"
@@ -51,7 +52,7 @@ class _Frames:
     def line(self, place: Place) -> int:
         if not place.file:
             return self.get("(torch ops begun outside your files)")
-        where = f"{os.path.basename(place.file)}:{place.line}"
+        where = f"{short_place(place.file, place.line)}"
         name = f"{where} {place.text}" if place.text else where
         if not place.exact:
             name = f"{place.function} ({where}, line not known)"
@@ -96,7 +97,7 @@ def _stacked(doc: Document, frames: _Frames) -> dict[str, Any] | None:
     index = []
     for frame in flame.frames:
         if frame.user:
-            name = f"{frame.function} ({os.path.basename(frame.file)}:{frame.line})"
+            name = f"{frame.function} ({short_place(frame.file, frame.line)})"
             index.append(frames.get(name, frame.file, frame.line))
         else:
             index.append(frames.get(frame.function, frame.file, frame.line))

@@ -7,8 +7,6 @@ form (code lenses); ``verdict_sentence`` the CPU/GPU verdict. ``plain=True`` giv
 
 from __future__ import annotations
 
-import os
-
 from ..analysis.distributed import ratio
 from ..analysis.ranking import (
     COLUMNS,
@@ -31,6 +29,7 @@ from ..analysis.ranking import (
     threads_waited,
 )
 from ..analysis.ranking import memory_share as share_of_peak
+from ..notebook.cell_paths import short_place
 from ..schema.model import Disagreement, Distributed, Straggler, Verdict
 
 NOTABLE_MEMORY_SHARE = Thresholds().min_memory_share
@@ -39,7 +38,7 @@ RANK_SPREAD = Thresholds().rank_spread
 
 def top_line(row: Hotspot) -> str:
     """The first row of a ranking as a summary names it: ``train.py:42 50.8% of wall time``."""
-    return f"{os.path.basename(row.file)}:{row.line} {row.share * 100:.1f}% of {KIND_LABEL[row.kind]}"
+    return f"{short_place(row.file, row.line)} {row.share * 100:.1f}% of {KIND_LABEL[row.kind]}"
 
 
 def ms(seconds: float) -> str:

@@ -12,6 +12,8 @@ from __future__ import annotations
 import hashlib
 import tokenize
 
+from ..notebook.cell_paths import split_cell_path
+from ..notebook.document import cell_lines
 from ..schema.model import Document, SourceFile
 
 HASH_BYTES = 4  # 8 hex digits: two different lines of one file share one in 4 billion
@@ -26,7 +28,11 @@ def line_hash(text: str) -> str:
 
 def file_hashes(path: str) -> list[str] | None:
     """The hash of each line of ``path`` (read with its declared encoding, as Python reads
-    it), None when it cannot be read or is too long."""
+    it; a notebook cell's: the cell's lines), None when it cannot be read or is too long."""
+    cell = split_cell_path(path)
+    if cell is not None:
+        lines = cell_lines(*cell)
+        return [line_hash(text) for text in lines] if lines is not None else None
     try:
         with tokenize.open(path) as handle:
             lines = handle.read().splitlines()

@@ -8,6 +8,8 @@ import os
 import sys
 from dataclasses import dataclass, replace
 
+from ..notebook.cell_paths import is_notebook
+from ..notebook.document import NotebookError, read_notebook
 from ..paths.module_path import ModuleLookupError, find_module_file, search_path
 from ..paths.project_root import project_root
 from ..processes.fork_launch import find_python
@@ -93,6 +95,8 @@ def _resolve_python(python: str) -> str:
 def validate(spec: JobSpec) -> JobSpec:
     """Check the request before anything runs; raise JobError with a clear message."""
     cwd = os.path.abspath(spec.cwd) if spec.cwd else os.getcwd()
+    if not spec.cwd and spec.module is None and is_notebook(spec.script):
+        cwd = os.path.dirname(os.path.abspath(spec.script))  # as Jupyter runs it: in its folder
     if not os.path.isdir(cwd):
         raise JobError(f"Working directory not found: {spec.cwd}")
     spec, roots = _module_file(spec, cwd)
@@ -105,6 +109,8 @@ def validate(spec: JobSpec) -> JobSpec:
     passes, memory = _passes_of(spec)
     _check_numbers(spec)
     launcher, distributed = _launcher_of(spec)
+    if is_notebook(script):
+        _check_notebook(script, distributed)
     parts_dir = _parts_dir(spec, cwd, distributed)
     save_raw = _save_raw_dir(spec, cwd)
     return replace(  # every other field as given
@@ -154,6 +160,20 @@ def _check_script(given: str, script: str) -> None:
             handle.read(1)
     except OSError as exc:
         raise JobError(f"Script is not readable: {given} ({exc.strerror or exc})") from None
+
+
+def _check_notebook(script: str, distributed: bool) -> None:
+    """A notebook that can run: nbformat 4, Python, some code; one process."""
+    try:
+        notebook = read_notebook(script)
+    except NotebookError as exc:
+        raise JobError(str(exc)) from None
+    if not notebook.code_cells:
+        raise JobError(f"{os.path.basename(script)} has no code cells: nothing to profile")
+    if distributed:
+        raise JobError(
+            "A notebook runs as one process: --nproc-per-node and torchrun's options are for scripts"
+        )
 
 
 def _roots_of(spec: JobSpec, script: str, roots: tuple[str, ...]) -> tuple[str, ...]:

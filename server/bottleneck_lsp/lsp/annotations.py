@@ -21,6 +21,7 @@ from ..analysis.ranking import Hotspot, Thresholds
 from ..formats import wording
 from ..formats.diff_report import percent
 from ..formats.wording import NOTABLE_MEMORY_SHARE
+from ..notebook.cell_paths import short_place
 from ..schema.model import Document, ForwardLink, Function, Pass
 
 SOURCE = "bottleneck"
@@ -146,7 +147,7 @@ def build(
         a = Annotation(
             script, _uri(row.file), row.line - 1, row.text, column=max(row.column - 1, 0), held=held
         )
-        where = f" at {os.path.basename(error.file)}:{error.line}" if error is not None and error.file else ""
+        where = f" at {short_place(error.file, error.line)}" if error is not None and error.file else ""
         a.memo["held"] = wording.held_at_failure(row, held) + where
         out.append(a)
     for part, thread in ranking.lingering_threads(doc):

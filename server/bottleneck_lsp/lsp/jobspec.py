@@ -10,6 +10,7 @@ from pygls import uris
 from pygls.workspace import Workspace
 
 from ..job.spec import JobError, JobSpec
+from ..notebook.cell_paths import is_notebook
 from ..paths import module_path
 from ..settings import Settings, overlay
 from .arguments import ProfileArguments
@@ -40,8 +41,8 @@ def job_spec(settings: Settings, workspace: Workspace, arguments: ProfileArgumen
             raise JobError(f"too many or too long {what}")
     cwd = given.cwd
     folder = workspace_folder_of(workspace, script)
-    if cwd is None:
-        cwd = folder or os.path.dirname(script)
+    if cwd is None:  # a notebook runs in its folder, as Jupyter runs it
+        cwd = os.path.dirname(script) if is_notebook(script) else folder or os.path.dirname(script)
     elif cwd.startswith("file:"):
         cwd = uris.to_fs_path(cwd) or cwd
     roots = (folder,) if folder else ()

@@ -7,6 +7,7 @@ import os
 
 from ..analysis import coverage, ranking
 from ..formats import wording
+from ..notebook.cell_paths import short_place
 from ..schema.model import Document, PassName, PassStatus
 from . import annotations as notes
 
@@ -40,7 +41,7 @@ def summary_line(doc: Document, added: list[notes.Annotation], so_far: str = "")
     holders = ranking.out_of_memory_holders(doc)
     if holders:
         row, held = holders[0]
-        head += f"; out of memory: {os.path.basename(row.file)}:{row.line} held {wording.size(held)}"
+        head += f"; out of memory: {short_place(row.file, row.line)} held {wording.size(held)}"
     if ranking.found_disagreements(doc):
         head += "; passes disagree on call counts (seed the script: see the report)"
     if ranking.runner_never_started(doc):
@@ -52,7 +53,7 @@ def summary_line(doc: Document, added: list[notes.Annotation], so_far: str = "")
     failed = ranking.failed_pass(doc)
     if failed is not None and failed.error is not None and failed.error.rank is not None:
         error = failed.error
-        where = f" at {os.path.basename(error.file)}:{error.line}" if error.file else ""
+        where = f" at {short_place(error.file, error.line)}" if error.file else ""
         head += f"; rank {error.rank} failed: {error.type}{where}"
     module = ranking.run_as_module(doc)
     if module is not None:
@@ -63,7 +64,7 @@ def summary_line(doc: Document, added: list[notes.Annotation], so_far: str = "")
         head += f"; straggler: rank {straggler.rank}"
         if straggler.lines:
             late = straggler.lines[0]
-            head += f", {os.path.basename(late.file)}:{late.line} +{wording.ms(late.excess_s)}"
+            head += f", {short_place(late.file, late.line)} +{wording.ms(late.excess_s)}"
     covered = coverage.covered(doc.pass_named(PassName.CPU))
     if covered and not so_far:
         head += f"; ran once, op CPU and memory {covered}"

@@ -16,6 +16,7 @@ import sys
 import time
 from typing import Any
 
+from ..notebook.cell_paths import is_notebook
 from ..schema.contract import (
     STOP_TAKEN_SUFFIX,
     RunnerArgs,
@@ -25,7 +26,7 @@ from ..schema.contract import (
     rank_part,
 )
 from ..schema.model import Node, PassName, PassStatus, Prestarted, RunnerPart, Startup
-from . import compilerstack, compiletime, environment, lingering, processgroups, script, strays
+from . import compilerstack, compiletime, environment, lingering, notebook_run, processgroups, script, strays
 from .paths import FileClassifier
 
 
@@ -251,8 +252,14 @@ class _Run:
             summary = environment.summarize(torch, torch_error)
             part.update(environment=summary)
             _write(environment_file(ns.out), summary)
+        notebook: notebook_run.CompiledNotebook | None = None
         try:
-            code = script.compile_script(script_path)
+            if is_notebook(script_path):
+                notebook = notebook_run.compile_notebook(script_path, self.files.claim)
+                for note in notebook.notes:
+                    part.add_note(note)
+            else:
+                code = script.compile_script(script_path)
         except script.ScriptSyntaxError as exc:
             part.update(status=PassStatus.SYNTAX_ERROR, exit_code=1, error=exc.info)
             self.conclude()
@@ -321,6 +328,8 @@ class _Run:
         try:
             if ns.module:
                 script.run_module_as_main(ns.module)
+            elif notebook is not None:
+                notebook_run.run_notebook(notebook)
             else:
                 script.run_as_main(code, script_path)
         except SystemExit as exc:

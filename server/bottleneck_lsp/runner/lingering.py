@@ -29,6 +29,7 @@ import time
 from collections.abc import Callable
 from types import FrameType
 
+from ..notebook.cell_paths import short_place
 from ..schema.contract import LINGER_STACKS_SUFFIX
 from ..schema.model import Lingering, LingeringThread, PassStatus, RunnerPart
 from .paths import FileClassifier, is_runner_file
@@ -140,7 +141,7 @@ def _thread_entry(
     entry = LingeringThread.given(
         name=name,
         state="unknown" if running is None else "running" if running else "waiting",
-        where=f"{os.path.basename(frame.f_code.co_filename)}:{frame.f_lineno} in {frame.f_code.co_name}",
+        where=f"{short_place(frame.f_code.co_filename, frame.f_lineno)} in {frame.f_code.co_name}",
     )
     stack: list[str] = []
     here: FrameType | None = frame
@@ -169,7 +170,7 @@ def note(lingering: Lingering, rank: int | None) -> str:
         verb = "runs" if thread.state == "running" else "waits"
         if thread.file:
             code = f" ({thread.code})" if thread.code else ""
-            at = f"{os.path.basename(thread.file)}:{thread.line}{code}"
+            at = f"{short_place(thread.file, thread.line)}{code}"
         else:
             at = thread.where
         said.append(f'thread "{thread.name}" {verb} at {at}')

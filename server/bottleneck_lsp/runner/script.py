@@ -34,6 +34,12 @@ def compile_script(path: str) -> types.CodeType:
     """Compile the script from its bytes, so a coding header is honoured as Python does."""
     with open(path, "rb") as handle:
         source = handle.read()
+    return compile_named(source, path)
+
+
+def compile_named(source: str | bytes, path: str) -> types.CodeType:
+    """Compile ``source`` under the name ``path`` (a file's, or a notebook cell's); a
+    ``ScriptSyntaxError`` where it does not compile."""
     try:
         return compile(source, path, "exec", dont_inherit=True)
     except SyntaxError as exc:
@@ -94,12 +100,14 @@ def prepare_process(
     os.chdir(cwd)
 
 
-def run_as_main(code: types.CodeType, script: str) -> None:
-    """Execute compiled code as the ``__main__`` module."""
+def main_module(script: str | None) -> types.ModuleType:
+    """A fresh ``__main__`` module (``script``: its ``__file__``; None for a notebook's,
+    which has none), in ``sys.modules``."""
     main = types.ModuleType("__main__")
+    if script is not None:
+        main.__file__ = script
     main.__dict__.update(
         {
-            "__file__": script,
             "__builtins__": __builtins__,
             "__cached__": None,
             "__spec__": None,
@@ -108,7 +116,12 @@ def run_as_main(code: types.CodeType, script: str) -> None:
         }
     )
     sys.modules["__main__"] = main
-    exec(code, main.__dict__)
+    return main
+
+
+def run_as_main(code: types.CodeType, script: str) -> None:
+    """Execute compiled code as the ``__main__`` module."""
+    exec(code, main_module(script).__dict__)
 
 
 def run_module_as_main(module: str) -> None:

@@ -22,6 +22,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ..notebook.cell_paths import short_place
+
 # (module, function): where torch's profilers look these up when they start
 STARTS = (
     ("torch.autograd.profiler", "_prepare_profiler"),
@@ -47,7 +49,7 @@ class Starter:
     def words(self) -> str:
         """The note's opening: "the script started torch's profiler itself at a.py:5, and
         torch runs one profiler at a time"."""
-        at = f" at {os.path.basename(self.file)}:{self.line}" if self.line else ""
+        at = f" at {short_place(self.file, self.line)}" if self.line else ""
         who = (
             f"torch's profiler was started by {self.library} (called{at or ' from outside your files'})"
             if self.library

@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 from .model import PassName, PassStatus
 
 SCHEMA_NAME = "bottleneck-lsp.result"
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 # what readers accept: version 3 is version 4 without the files' line hashes
 # (``Document.sources``), version 2 is version 3 without one-run windows (``Pass.windows``,
 # ``Document.runs``): every field they have means the same
-READABLE_VERSIONS = (2, 3, 4)
+READABLE_VERSIONS = (2, 3, 4, 5)
 
 # The passes, in the order they run (``PassName``, with the statuses, is in model.py).
 PASSES = tuple(PassName)

@@ -663,6 +663,9 @@ class RankedLine(Node):
     time_s: float
     columns: dict[str, Cell]
     path: str = ""  # ``file`` relative to the document's ``root`` ("" outside it)
+    # a notebook's line: its cell (1-based over all cells; ``file`` is then ``nb.ipynb#cellN``
+    # and ``line`` the line within the cell); absent elsewhere
+    cell: int | None = None
     count: int = 0
     ops: list[LineOp] = field(default_factory=list)
     device_count: int = 0

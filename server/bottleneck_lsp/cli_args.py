@@ -27,7 +27,7 @@ def _passes(text: str) -> tuple[str, ...]:
     return names
 
 
-def _share(text: str) -> float:
+def share_value(text: str) -> float:
     try:
         value = float(text.rstrip("%")) / (100.0 if text.endswith("%") else 1.0)
     except ValueError:
@@ -165,7 +165,7 @@ def add_profile_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--fail-on-regression",
-        type=_share,
+        type=share_value,
         default=None,
         metavar="SHARE",
         help="with --baseline: exit 3 when the total, or a line holding at least --min-share of it, "
@@ -260,7 +260,7 @@ def add_output_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--top", type=_count, default=top, metavar="N", help=lines)
     parser.add_argument(
         "--min-share",
-        type=_share,
+        type=share_value,
         default=share,
         metavar="SHARE",
         help=f"show every line at or above this share (default: {share * 100:.0f}%%)",
@@ -268,7 +268,7 @@ def add_output_arguments(parser: argparse.ArgumentParser) -> None:
     memory = _THRESHOLDS.min_memory_share
     parser.add_argument(
         "--min-memory-share",
-        type=_share,
+        type=share_value,
         default=memory,
         metavar="SHARE",
         help=f"also show every line holding this share of the memory peak (default: {memory * 100:.0f}%%)",

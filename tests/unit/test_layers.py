@@ -23,7 +23,7 @@ ALLOWED = {
     "settings": {"schema", "analysis", "job", "notebook"},
     "lsp": {"schema", "paths", "processes", "analysis", "formats", "job", "runner", "settings", "notebook"},
 }
-TOP = {"__init__", "__main__", "cli", "cli_args", "entry"}  # the entry points: anything
+TOP = {"__init__", "__main__", "cli", "cli_args", "entry", "magic"}  # the entry points: anything
 
 
 def _module(path: Path) -> str:

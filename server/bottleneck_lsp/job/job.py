@@ -109,7 +109,7 @@ def _window(duration: float | None) -> str:
     return f"stopped after {duration:g} s: a window of the run" if duration is not None else ""
 
 
-def _new_document(spec: JobSpec) -> Document:
+def new_document(spec: JobSpec) -> Document:
     """The job's document before any pass: what ran, where, and (distributed) on which ranks."""
     assert spec.cwd is not None
     doc = Document(
@@ -204,7 +204,7 @@ class Job:
     # -- running ---------------------------------------------------------------------
     async def run(self) -> Document:
         spec = self.spec
-        doc = _new_document(spec)
+        doc = new_document(spec)
         planned = [PassName(name) for name in spec.passes or PASSES]
         workdir = self._workdir = runner_folder()
         self._parts = _shared_parts(spec)

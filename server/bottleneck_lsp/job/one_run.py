@@ -15,6 +15,7 @@ Host side: schema types only.
 from __future__ import annotations
 
 from ..analysis import coverage
+from ..schema.contract import COVERAGE_NOTE
 from ..schema.model import Pass, PassName, RunnerPart
 from . import cprofile_ride
 from .spec import JobSpec
@@ -45,7 +46,7 @@ def placed(windowed: RunnerPart, sample: Pass) -> list[Pass]:
     cpu.update(status=sample.status, exit_code=sample.exit_code)
     covered = coverage.covered(cpu)
     if covered:
-        cpu.notes.insert(0, f"op CPU time and memory {covered}: shares are of the recorded time")
+        cpu.notes.insert(0, f"{COVERAGE_NOTE} {covered}: shares are of the recorded time")
         cpu.update(notes=cpu.notes)
     table = windowed.cprofile
     if table is not None:

@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from ..schema.contract import WINDOWS_NOTE
 from . import compiletime, device, scriptprofiler
 from .callsites import position_fields
 from .paths import FileClassifier
@@ -220,7 +221,7 @@ class SamplePass:
                 recorded = sum(span for _, span, _ in windows.spans)
                 cut = _take_out_recording(samples, windowed.get("lines", []), windows.per_call_s)
                 out["notes"].append(
-                    f"the cpu pass recorded in {len(windows.spans)} window(s) of this run, {recorded:.2f} s "
+                    f"{WINDOWS_NOTE} {len(windows.spans)} window(s) of this run, {recorded:.2f} s "
                     f"of it: what recording cost the lines there ({windows.per_call_s * 1e6:.1f} us a "
                     f"torch call, measured before the script ran: {cut:.2f} s in all), the line marker's own "
                     f"Python ({self.sampler.ours_ns / 1e9:.2f} s) and reading the windows "

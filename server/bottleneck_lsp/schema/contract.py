@@ -18,6 +18,10 @@ SCHEMA_VERSION = 5
 # (``Document.sources``), version 2 is version 3 without one-run windows (``Pass.windows``,
 # ``Document.runs``): every field they have means the same
 READABLE_VERSIONS = (2, 3, 4, 5)
+# How the notes on the one run's windows open (the sample pass's on their cost, the cpu
+# pass's on what they cover): a cell's table says coverage its own way (formats/cell_table.py)
+WINDOWS_NOTE = "the cpu pass recorded in"
+COVERAGE_NOTE = "op CPU time and memory"
 
 # The passes, in the order they run (``PassName``, with the statuses, is in model.py).
 PASSES = tuple(PassName)

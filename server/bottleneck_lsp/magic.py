@@ -1,0 +1,100 @@
+"""The IPython extension: ``%load_ext bottleneck_lsp``, then ``%%bottleneck`` profiles a
+cell once, in the kernel (its state is live: it cannot be run again per pass), and shows
+its lines ranked under it: an HTML table in Jupyter, text elsewhere. ``%bottleneck CODE``
+does the same for one line. Options as on the command line: ``--top N``,
+``--min-share SHARE``.
+
+The cell runs through ``job/in_process.py``: the sampler over the whole cell, the autograd
+profiler in windows of it (ops, op CPU time and memory per line), one document, the same
+ranking as ``bottleneck-lsp profile``. The cell's code is compiled under ``In[N]`` (N: the
+kernel's execution count), its IPython syntax transformed as the kernel would.
+"""
+
+from __future__ import annotations
+
+import argparse
+import linecache
+import os
+import re
+from typing import Any
+
+from IPython.core.magic import Magics, line_cell_magic, magics_class
+
+from .analysis.ranking import Thresholds
+from .cli_args import share_value
+from .formats import cell_table
+from .job.in_process import CellRun, profile_code
+
+_DEFAULTS = Thresholds(top=10)  # a cell's table lists more than a report's first lines
+
+
+_OPTION = re.compile(r"\s*--(top|min-share)(?:=|\s+)(\S+)")
+USAGE = "options: --top N, --min-share SHARE (0.05 or 5%)"
+
+
+class UsageError(Exception):
+    """Bad options: said in one line, nothing runs."""
+
+
+def parse(line: str) -> tuple[Thresholds, str]:
+    """The options at the front of ``line`` as thresholds, and the code after them (what
+    ``%bottleneck`` profiles)."""
+    top, min_share = _DEFAULTS.top, _DEFAULTS.min_share
+    rest = line
+    while (match := _OPTION.match(rest)) is not None:
+        name, value = match.groups()
+        try:
+            if name == "top":
+                top = int(value)
+                if top < 1:
+                    raise ValueError(value)
+            else:
+                min_share = share_value(value)
+        except (ValueError, argparse.ArgumentTypeError):
+            raise UsageError(f"%bottleneck: --{name} {value}: not a valid value ({USAGE})") from None
+        rest = rest[match.end() :]
+    if rest.lstrip().startswith("--"):
+        raise UsageError(f"%bottleneck: unknown option {rest.split()[0]} ({USAGE})")
+    return Thresholds(top=top, min_share=min_share), rest.strip()
+
+
+@magics_class
+class BottleneckMagics(Magics):
+    @line_cell_magic
+    def bottleneck(self, line: str, cell: str | None = None) -> None:
+        """Profile this cell (``%%bottleneck``) or this line (``%bottleneck CODE``) once, here:
+        its lines ranked by wall time, with op CPU time, memory and ops per line."""
+        try:
+            thresholds, code = parse(line)
+        except UsageError as exc:
+            print(exc)
+            return
+        source = cell if cell is not None else code
+        if not source.strip():
+            print("%bottleneck: nothing to profile (give a line of code, or use %%bottleneck on a cell)")
+            return
+        shell: Any = self.shell
+        name = os.path.join(os.getcwd(), f"In[{shell.execution_count}]")
+        python = shell.transform_cell(source)  # the kernel's own rewriting of its syntax, line for line
+        if cell is not None:  # numbered as the cell shows it: its line 1 is %%bottleneck's
+            source, python = f"%%bottleneck {line}".rstrip() + "\n" + source, "\n" + python
+        linecache.cache[name] = (len(source), None, source.splitlines(True), name)
+        compiled = compile(python, name, "exec", dont_inherit=True)
+        run = profile_code(compiled, shell.user_ns, name, os.getcwd())
+        _show(run, name, thresholds)
+        if run.error is not None:
+            raise run.error
+
+
+def _show(run: CellRun, name: str, thresholds: Thresholds) -> None:
+    from IPython.display import display
+
+    bundle = {
+        "text/plain": cell_table.text(run.document, name, thresholds),
+        "text/html": cell_table.html_table(run.document, name, thresholds),
+    }
+    display(bundle, raw=True)  # type: ignore[no-untyped-call]
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    ipython.register_magics(BottleneckMagics)

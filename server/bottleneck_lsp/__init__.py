@@ -7,7 +7,6 @@ imported inside the user's interpreter, which has only the standard library and 
 __version__ = "0.1.0"
 
 
-
 def load_ipython_extension(ipython: object) -> None:
     """``%load_ext bottleneck_lsp``: the ``%%bottleneck`` magic (``magic.py``), imported when
     asked for (by name: the package itself stays free of the layers it holds)."""

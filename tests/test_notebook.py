@@ -125,3 +125,16 @@ def test_a_failing_cell_stops_the_run_with_its_cell_and_line(tmp_path: Path) -> 
     assert (doc["ranking"]["lines"][0]["cell"], doc["ranking"]["lines"][0]["line"]) == (cell, line)
     text = profile(str(notebook), cwd=tmp_path)
     assert "fails.ipynb cell 3, line 2: error: ValueError: the data is not there" in text.stdout
+
+
+def test_the_example_notebook_links_backward_to_the_cell_of_its_forward_lines(tmp_path: Path) -> None:
+    example = Path(__file__).parent.parent / "examples" / "train.ipynb"
+    notebook = tmp_path / "train.ipynb"
+    shutil.copy(example, notebook)
+    result = profile(str(notebook), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-3000:]
+    backward = next(x for x in result.stdout.splitlines() if x.startswith("train.ipynb cell 7, line 4: "))
+    # loss.backward() in cell 7 differentiates the model's forward, defined in cell 3
+    assert "backward of cell 3, line 11" in backward, backward
+    planted = next(x for x in result.stdout.splitlines() if x.startswith("train.ipynb cell 3, line 11: "))
+    assert "of op CPU time" in planted and "aten::mm" in planted

@@ -292,7 +292,7 @@ def function_lines(part: Pass | None, cwd: str) -> list[str]:
         return f"{seconds / total * 100:5.1f}%" if total > 0 else "     -"
 
     for f in samples.functions[:TOP_ROWS]:
-        where = f"{_short(f.file, cwd)}:{f.line}"
+        where = place_text(f.file, f.line, _short(f.file, cwd))
         own, whole = f"{_ms(f.self_s):>9} {pct(f.self_s):>6}", f"{_ms(f.total_s):>9} {pct(f.total_s):>6}"
         out.append(f"{own} {whole}  {f.function} ({where})")
     flame = samples.flame

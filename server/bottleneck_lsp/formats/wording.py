@@ -29,8 +29,8 @@ from ..analysis.ranking import (
     threads_waited,
 )
 from ..analysis.ranking import memory_share as share_of_peak
-from ..notebook.cell_paths import short_place
-from ..schema.model import Disagreement, Distributed, Straggler, Verdict
+from ..notebook.cell_paths import short_place, split_cell_path
+from ..schema.model import Disagreement, Distributed, ForwardLink, Straggler, Verdict
 
 NOTABLE_MEMORY_SHARE = Thresholds().min_memory_share
 RANK_SPREAD = Thresholds().rank_spread
@@ -179,6 +179,24 @@ def excess_sentence(s: Straggler, rank_s: float, others_s: float) -> str:
     )
 
 
+def forward_lines_text(row: Hotspot, links: list[ForwardLink]) -> str:
+    """The forward lines a backward line differentiates: ``line 23, 21`` in the row's file;
+    in a notebook, by cell (``cell 3, line 11``); elsewhere, by file."""
+    if all(f.file == row.file for f in links):
+        return "line " + ", ".join(str(f.line) for f in links)
+    home = split_cell_path(row.file)
+    words = []
+    for f in links:
+        cell = split_cell_path(f.file)
+        if f.file == row.file:
+            words.append(f"line {f.line}")
+        elif cell is not None and home is not None and cell[0] == home[0]:
+            words.append(f"cell {cell[1]}, line {f.line}")
+        else:
+            words.append(short_place(f.file, f.line))
+    return "; ".join(words)
+
+
 def message(row: Hotspot, plain: bool = False, memory_share: float = NOTABLE_MEMORY_SHARE) -> str:
     """The row's sentence: the ranking column first, then every other column measured (memory
     where the line holds at least ``memory_share`` of the peak: ``Thresholds.min_memory_share``)."""
@@ -205,7 +223,7 @@ def message(row: Hotspot, plain: bool = False, memory_share: float = NOTABLE_MEM
         parts.append("calls " + ", ".join(f"{c.name} {_times(plain)}{c.count}" for c in row.calls[:3]))
     text = "; ".join(parts)
     if row.backward and row.forward_lines:
-        text += "; backward of line " + ", ".join(str(f.line) for f in row.forward_lines[:3])
+        text += "; backward of " + forward_lines_text(row, row.forward_lines[:3])
     spread = rank_spread(row)
     if spread:
         text += f"; {spread} ({spread_text(row, row.kind)})"

@@ -2,7 +2,8 @@
 //
 // Opens a workspace holding a torch script, runs "Bottleneck: Profile This Script" from the F1
 // palette, waits for the code lens on the planted hot line and its row in the Problems panel,
-// hovers the line, and saves a screenshot. The Python given in BOTTLENECK_E2E_PYTHON has torch
+// hovers the line, and saves a screenshot. Then opens a notebook in the Jupyter editor,
+// profiles it from the notebook toolbar and finds the planted cell's line marked. The Python given in BOTTLENECK_E2E_PYTHON has torch
 // and no pygls: the server comes from the VSIX. Run by `make e2e` (Node 24, type stripping).
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import {
@@ -32,6 +33,8 @@ const SCRIPT = "hot_loop.py";
 // A script that runs for minutes: the cancel step must find its job still running.
 const SLOW = "slow_loop.py";
 const HOT_LINE = 6; // y = torch.tanh(x @ x)
+const NOTEBOOK = "planted.ipynb"; // cell 4 (markdown counted), line 3: the planted line
+const NOTEBOOK_HOT = "torch.linalg.inv";
 const PROFILE_TIMEOUT_MS = 180_000;
 
 function step(text: string): void {
@@ -74,7 +77,7 @@ function prepare(): { env: NodeJS.ProcessEnv; workspace: string; userData: strin
   for (const dir of [workspace, join(workspace, ".vscode"), join(userData, "User"), extensions, home, join(WORK, "tmp")]) {
     mkdirSync(dir, { recursive: true });
   }
-  for (const script of [SCRIPT, SLOW]) {
+  for (const script of [SCRIPT, SLOW, NOTEBOOK]) {
     cpSync(join(HERE, "fixture", script), join(workspace, script));
   }
   writeFileSync(
@@ -307,7 +310,7 @@ async function main(): Promise<void> {
     for (let i = 0; i < (await lenses.count()); i++) {
       const lens = lenses.nth(i);
       const text = (await lens.textContent()) ?? "";
-      const line = await lineBelow(page, lens);
+      const line = await lineBelow(lens, page);
       shares.set(line.trim(), Number(/([\d.]+)% wall/.exec(text)?.[1] ?? "0"));
       if (line.includes("torch.tanh(x @ x)")) {
         planted = text;
@@ -426,6 +429,8 @@ async function main(): Promise<void> {
     await page.locator(".part.statusbar", { hasText: "cancelled" }).waitFor({ timeout: 60_000 });
     await waitFor(() => runners().length === 0, "the runners to exit", 30_000);
     step("cancelled from the progress notification: status bar says so, no runner left");
+
+    await profileNotebook(page);
     if (outside.length > 0) {
       step(`blocked requests to other hosts: ${[...new Set(outside)].slice(0, 5).join(", ")}`);
     }
@@ -461,9 +466,97 @@ async function main(): Promise<void> {
   step("passed: no server or runner process left");
 }
 
-async function lineBelow(page: Page, lens: ReturnType<Page["locator"]>): Promise<string> {
+// The notebook editor (code-server ships VS Code's Jupyter notebook support): "Profile This
+// Notebook" in its toolbar; the planted cell's editor gets a warning squiggle on the planted
+// line, a lens above it naming its wall share, and its hover; the Hotspots view lists the
+// line under its cell, and a click on it puts the cursor on the line in the cell.
+async function profileNotebook(page: Page): Promise<void> {
+  await palette(page, "View: Close All Editors"); // the notebook editor gets the window's width
+  await page.keyboard.press("Control+P");
+  await page.locator(".quick-input-widget input").fill(NOTEBOOK);
+  await page.locator(".quick-input-list .monaco-list-row", { hasText: NOTEBOOK }).first().waitFor();
+  await page.keyboard.press("Enter");
+  const cell = page.locator(".notebookOverlay .cell-editor-container", { hasText: NOTEBOOK_HOT }).first();
+  await cell.waitFor({ timeout: 60_000 });
+  step(`notebook open in the notebook editor; clicking "Profile This Notebook" in its toolbar`);
+  const button = page.locator(".notebook-toolbar-container a.action-label", { hasText: "Profile This Notebook" });
+  const byTitle = page.locator(".notebook-toolbar-container a.action-label[aria-label*='Profile This Notebook']");
+  const toolbar = (await button.count()) > 0 ? button.first() : byTitle.first();
+  await toolbar.waitFor({ timeout: 30_000 });
+  await toolbar.click();
+
+  const squiggle = cell.locator(".view-overlays .cdr.squiggly-warning").first();
+  await squiggle.waitFor({ state: "attached", timeout: PROFILE_TIMEOUT_MS });
+  // The lenses come after the diagnostics (the client asks for them on the server's refresh),
+  // and each pushes its line down: positions are read once they are there.
+  const lens = cell.locator(".contentWidgets span.codelens-decoration", { hasText: /% wall/ }).first();
+  await lens.waitFor({ timeout: 30_000 });
+  const planted = cell.locator(".view-line", { hasText: NOTEBOOK_HOT }).first();
+  const lineBox = (await planted.boundingBox()) ?? fail("the planted cell line is not on screen");
+  const squiggleBox = (await squiggle.boundingBox()) ?? fail("the squiggle is not on screen");
+  if (Math.abs(squiggleBox.y - lineBox.y) >= lineBox.height) {
+    fail(`the warning squiggle is at y=${squiggleBox.y}, not on the planted line (y=${lineBox.y})`);
+  }
+  const lensText = (await lens.textContent()) ?? "";
+  const below = await lineBelow(lens, cell);
+  step(`planted cell: warning squiggle on its line; lens "${lensText}" above "${below.trim()}"`);
+  if (!/\d+\.\d% wall/.test(lensText) || !below.includes(NOTEBOOK_HOT)) {
+    fail(`the planted cell's lens "${lensText}" does not name its wall share above the planted line`);
+  }
+  // Hovered where the line is now: a lens arriving above the cell moves it (then, again).
+  const hover = page.locator(".monaco-hover", { hasText: "ranked by" }).first();
+  await waitFor(
+    async () => {
+      const at = await planted.boundingBox();
+      if (at === null) {
+        return false;
+      }
+      await page.mouse.move(5, 500);
+      await page.mouse.move(at.x + 60, at.y + at.height / 2);
+      return hover.waitFor({ state: "visible", timeout: 5_000 }).then(
+        () => true,
+        () => false,
+      );
+    },
+    "the hover of the planted cell line",
+    45_000,
+  );
+  await page.screenshot({ path: join(WORK, "notebook-hover.png") });
+  step(`hover on the planted cell line; screenshot: ${join(WORK, "notebook-hover.png")}`);
+
+  await page.mouse.move(5, 500);
+  await page.keyboard.press("Escape");
+  await page.locator(".notebookOverlay .view-line", { hasText: "import torch" }).first().click();
+  await palette(page, "Bottleneck: Show Hotspots");
+  const pane = page.locator(".pane", { has: page.locator(".pane-header", { hasText: "Hotspots" }) }).first();
+  const row = pane.locator(".monaco-list-row", { hasText: `3: y = ${NOTEBOOK_HOT}` }).first();
+  await row.waitFor({ timeout: 30_000 });
+  const listed = (await pane.locator(".monaco-list-row").allInnerTexts()).map((t) => t.replace(/\s+/g, " ").trim());
+  step(`Hotspots view: ${JSON.stringify(listed.slice(0, 6))}`);
+  if (!listed.some((t) => t.startsWith(`${NOTEBOOK} cell 4`))) {
+    fail(`the Hotspots view has no "${NOTEBOOK} cell 4" group: ${JSON.stringify(listed)}`);
+  }
+  await page.locator(".part.statusbar", { hasText: /Cell 2 of 5/ }).waitFor({ timeout: 15_000 });
+  await row.click();
+  // The status bar names the notebook's selected cell (no Ln/Col for a cell's editor here);
+  // the cell editor's cursor is drawn on the planted line (it was on its first line).
+  await page.locator(".part.statusbar", { hasText: /Cell 4 of 5/ }).waitFor({ timeout: 15_000 });
+  const lineTop = await planted.evaluate((el) => (el as HTMLElement).style.top);
+  await waitFor(
+    async () => (await cell.locator(".cursors-layer .cursor").first().evaluate((el) => (el as HTMLElement).style.top)) === lineTop,
+    "the planted cell's cursor on the planted line",
+    15_000,
+  );
+  await page.screenshot({ path: join(WORK, "notebook.png") });
+  step(
+    "a click on the view's notebook line selected the planted cell and put its cursor on the planted line; " +
+      `screenshot: ${join(WORK, "notebook.png")}`,
+  );
+}
+
+async function lineBelow(lens: ReturnType<Page["locator"]>, scope: Pick<Page, "locator">): Promise<string> {
   const lensBox = (await lens.boundingBox()) ?? fail("the code lens is not on screen");
-  const lines = page.locator(".monaco-editor .view-lines .view-line");
+  const lines = scope.locator(".monaco-editor .view-lines .view-line");
   let best = "";
   let bestGap = Infinity;
   for (let i = 0; i < (await lines.count()); i++) {

@@ -4,13 +4,16 @@ import * as path from "node:path";
 import * as vscode from "vscode";
 import { ArgumentError, joinArguments, splitArguments } from "./args";
 import type { FlamePanel } from "./flame";
-import { type HotspotsView, VIEW } from "./hotspots";
+import { type HotspotsView, OPEN_PLACE, VIEW } from "./hotspots";
+import { givenNotebook, isNotebookPath, type Place } from "./notebookModel";
+import { openPlace } from "./places";
 import type { ServerController } from "./server";
 import type { Status } from "./status";
 
 export const COMMANDS = {
   profile: "bottleneck-vscode.profile",
   profileWithArguments: "bottleneck-vscode.profileWithArguments",
+  profileNotebook: "bottleneck-vscode.profileNotebook",
   stop: "bottleneck-vscode.stop",
   clear: "bottleneck-vscode.clear",
   report: "bottleneck-vscode.report",
@@ -55,6 +58,8 @@ export class Commands {
     return [
       on(COMMANDS.profile, (uri) => this.profile(uri, false)),
       on(COMMANDS.profileWithArguments, (uri) => this.profile(uri, true)),
+      vscode.commands.registerCommand(COMMANDS.profileNotebook, (arg?: unknown) => this.profileNotebook(arg)),
+      vscode.commands.registerCommand(OPEN_PLACE, (place: Place) => this.openPlace(place)),
       on(COMMANDS.stop, (uri) => this.stop(uri)),
       on(COMMANDS.clear, () => this.clear()),
       on(COMMANDS.report, (uri) => this.report(uri)),
@@ -137,6 +142,47 @@ export class Commands {
     return args;
   }
 
+  /** The notebook: the toolbar's (or a menu's URI), else the active notebook editor's, else
+   * an .ipynb open as text; saved first when it has unsaved edits, as a script is. */
+  private async notebook(arg: unknown): Promise<vscode.Uri | undefined> {
+    const text = vscode.window.activeTextEditor?.document;
+    const target =
+      givenNotebook(arg, (value): value is vscode.Uri => value instanceof vscode.Uri) ??
+      vscode.window.activeNotebookEditor?.notebook.uri ??
+      (text !== undefined && isNotebookPath(text.uri.path) ? text.uri : undefined);
+    if (target === undefined) {
+      void vscode.window.showErrorMessage("Bottleneck: open a Jupyter notebook first.");
+      return undefined;
+    }
+    if (target.scheme !== "file") {
+      void vscode.window.showErrorMessage(`Bottleneck profiles notebooks on disk; ${target.toString()} is not one.`);
+      return undefined;
+    }
+    const same = (d: { uri: vscode.Uri }): boolean => d.uri.toString() === target.toString();
+    const open = vscode.workspace.notebookDocuments.find(same) ?? vscode.workspace.textDocuments.find(same);
+    if (open?.isDirty && !(await open.save())) {
+      void vscode.window.showWarningMessage(
+        `Bottleneck: ${path.basename(target.fsPath)} could not be saved; profiling the notebook on disk.`,
+      );
+    }
+    return target;
+  }
+
+  private async profileNotebook(arg: unknown): Promise<void> {
+    const uri = await this.notebook(arg);
+    if (uri !== undefined) {
+      await this.run(uri, this.remembered(uri));
+    }
+  }
+
+  private async openPlace(place: Place): Promise<void> {
+    try {
+      await openPlace(place);
+    } catch (error) {
+      this.log.warn(`could not open ${JSON.stringify(place)}: ${String(error)}`);
+    }
+  }
+
   private async profile(target: vscode.Uri | undefined, ask: boolean): Promise<void> {
     const uri = await this.script(target);
     if (uri === undefined) {
@@ -146,6 +192,11 @@ export class Commands {
     if (ask && args === undefined) {
       return; // input box dismissed
     }
+    await this.run(uri, args);
+  }
+
+  /** Profiles a script or notebook on disk with the settings of its workspace folder. */
+  private async run(uri: vscode.Uri, args: string[] | undefined): Promise<void> {
     const name = path.basename(uri.fsPath);
     // The settings of the script's own workspace folder (multi-root: each folder its own).
     const { request, interpreter } = await this.server.profileRequest(uri, args);

@@ -5,6 +5,8 @@
 import { randomBytes } from "node:crypto";
 import * as vscode from "vscode";
 import type { FlameAnswer } from "./flameModel";
+import { placeOf } from "./notebookModel";
+import { openPlace } from "./places";
 
 export const FLAME_VIEW = "bottleneck-vscode.flameGraph";
 
@@ -67,13 +69,10 @@ export class FlamePanel implements vscode.Disposable {
   }
 
   private async open(uri: string, line: number): Promise<void> {
-    const at = new vscode.Position(Math.max(line - 1, 0), 0);
+    // a notebook cell's frame: its notebook and cell are in the server's answer
+    const frame = this.answer?.frames?.find((f) => f.uri === uri);
     try {
-      await vscode.window.showTextDocument(vscode.Uri.parse(uri), {
-        selection: new vscode.Range(at, at),
-        viewColumn: vscode.ViewColumn.One,
-        preview: false,
-      });
+      await openPlace(placeOf({ ...frame, uri, line }), vscode.ViewColumn.One);
     } catch (error) {
       this.log.warn(`flame graph: could not open ${uri}:${line}: ${String(error)}`);
     }

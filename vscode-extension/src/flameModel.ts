@@ -10,6 +10,8 @@ export interface FlameFrame {
   function: string;
   user: boolean;
   uri: string;
+  notebook?: string; // a notebook cell's frame: the notebook's URI and the cell's place
+  cell?: number;
 }
 
 export interface FlameAnswer {

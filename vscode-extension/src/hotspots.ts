@@ -4,9 +4,11 @@
 // run goes (each progress message, at most every 300 ms) and when a command changes the
 // results. A row opens its line; its tooltip is the line's hover.
 import * as vscode from "vscode";
-import { byFile, type FileGroup, type HotspotRow, type HotspotsAnswer, passesLine, rowLabel } from "./hotspotsModel";
+import { byFile, type FileGroup, groupLabel, type HotspotRow, type HotspotsAnswer, passesLine, rowLabel } from "./hotspotsModel";
+import { placeOf } from "./notebookModel";
 
 export const VIEW = "bottleneck-vscode.hotspots"; // not the server command's id: the client registers that one
+export const OPEN_PLACE = "bottleneck-vscode.openPlace"; // a notebook cell's line (places.openPlace); not in the palette
 const SOON_MS = 300;
 
 type Node =
@@ -119,9 +121,10 @@ export class HotspotsView implements vscode.TreeDataProvider<Node>, vscode.Dispo
         return item;
       }
       case "file": {
-        const uri = vscode.Uri.parse(node.group.uri);
+        // the notebook's for a cell's lines (its icon, its path)
+        const uri = vscode.Uri.parse(node.group.notebook ?? node.group.uri);
         // relative to the workspace folder, as the explorer names it (else as the server did)
-        const name = uri.scheme === "file" ? vscode.workspace.asRelativePath(uri, false) : node.group.path;
+        const name = groupLabel(node.group, (file) => vscode.workspace.asRelativePath(vscode.Uri.parse(file), false));
         const item = new vscode.TreeItem(name, vscode.TreeItemCollapsibleState.Expanded);
         item.resourceUri = uri;
         item.tooltip = uri.scheme === "file" ? uri.fsPath : node.group.uri;
@@ -139,11 +142,15 @@ export class HotspotsView implements vscode.TreeDataProvider<Node>, vscode.Dispo
         item.tooltip = hover;
         item.iconPath = ICONS[node.row.severity];
         const at = new vscode.Position(node.row.line - 1, Math.max(node.row.column - 1, 0));
-        item.command = {
-          command: "vscode.open",
-          title: "Open the line",
-          arguments: [vscode.Uri.parse(node.row.uri), { selection: new vscode.Range(at, at), preview: false }],
-        };
+        const place = placeOf(node.row);
+        item.command =
+          place.kind === "cell"
+            ? { command: OPEN_PLACE, title: "Open the line", arguments: [place] }
+            : {
+                command: "vscode.open",
+                title: "Open the line",
+                arguments: [vscode.Uri.parse(node.row.uri), { selection: new vscode.Range(at, at), preview: false }],
+              };
         item.contextValue = "bottleneck.line";
         return item;
       }

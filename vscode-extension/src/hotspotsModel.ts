@@ -17,6 +17,8 @@ export interface HotspotRow {
   lens: string;
   since: string;
   hover: string;
+  notebook?: string; // a notebook cell's line: the notebook's URI
+  cell?: number; // ... and the cell's place in it (1-based, markdown cells counted)
 }
 
 export interface PassState {
@@ -42,6 +44,8 @@ export interface HotspotsAnswer {
 export interface FileGroup {
   uri: string;
   path: string;
+  notebook?: string; // a notebook cell's lines: the notebook's URI and the cell's place
+  cell?: number;
   rows: HotspotRow[];
   share: number; // the largest share of its rows: the group's place
 }
@@ -52,12 +56,21 @@ export function byFile(rows: HotspotRow[]): FileGroup[] {
   for (const row of rows) {
     let group = groups.get(row.uri);
     if (group === undefined) {
-      group = { uri: row.uri, path: row.path || row.uri, rows: [], share: row.share };
+      group = { uri: row.uri, path: row.path || row.uri, rows: [], share: row.share, notebook: row.notebook, cell: row.cell };
       groups.set(row.uri, group);
     }
     group.rows.push(row);
   }
   return [...groups.values()];
+}
+
+/** A group's name: its file's path, or a notebook cell's as the command line says it
+ * ("nb.ipynb cell 4"); `relative`: a file URI's path relative to the workspace. */
+export function groupLabel(group: FileGroup, relative: (uri: string) => string): string {
+  if (group.notebook !== undefined && group.cell !== undefined) {
+    return `${relative(group.notebook)} cell ${group.cell}`;
+  }
+  return group.uri.startsWith("file:") ? relative(group.uri) : group.path;
 }
 
 /** "1.325 s", "276.7 ms", "48.0 MB" (a column of bytes). */

@@ -119,7 +119,12 @@ export class ServerController implements vscode.Disposable {
       options: { cwd: this.folder(resource) ?? this.context.extensionPath },
     };
     const clientOptions: LanguageClientOptions = {
-      documentSelector: [{ scheme: "file", language: "python" }],
+      // A Jupyter notebook's cells too (the server declares notebook sync): without this
+      // filter the client asks no lenses or hovers for them.
+      documentSelector: [
+        { scheme: "file", language: "python" },
+        { notebook: "jupyter-notebook", language: "python" },
+      ],
       outputChannel: this.log,
       traceOutputChannel: this.log,
       diagnosticCollectionName: "bottleneck",

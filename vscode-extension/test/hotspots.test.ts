@@ -1,6 +1,6 @@
 import { strict as assert } from "node:assert";
 import { test } from "node:test";
-import { amount, byFile, type HotspotRow, passesLine, rowLabel } from "../src/hotspotsModel";
+import { amount, byFile, groupLabel, type HotspotRow, passesLine, rowLabel } from "../src/hotspotsModel";
 
 function row(uri: string, line: number, share: number, extra: Partial<HotspotRow> = {}): HotspotRow {
   return {
@@ -54,4 +54,25 @@ test("lists the passes with their statuses", () => {
     ]),
     "sample ok · cpu script error",
   );
+});
+
+test("a notebook cell's lines are a group of their own, named by notebook and cell", () => {
+  const notebook = "file:///w/exp/nb.ipynb";
+  const rows = [
+    row("file:///w/exp/nb.ipynb%23cell4", 3, 0.9, { path: "exp/nb.ipynb#cell4", notebook, cell: 5 }),
+    row("file:///w/exp/nb.ipynb%23cell2", 3, 0.05, { path: "exp/nb.ipynb#cell2", notebook, cell: 2 }),
+    row("file:///w/exp/nb.ipynb%23cell4", 4, 0.01, { path: "exp/nb.ipynb#cell4", notebook, cell: 5 }),
+  ];
+  const relative = (uri: string): string => uri.replace("file:///w/", "");
+  const groups = byFile(rows);
+  // the cell's place in the editor now (5: a cell was inserted above it since the run)
+  assert.deepEqual(
+    groups.map((g) => [groupLabel(g, relative), g.rows.map((r) => r.line)]),
+    [
+      ["exp/nb.ipynb cell 5", [3, 4]],
+      ["exp/nb.ipynb cell 2", [3]],
+    ],
+  );
+  assert.equal(groupLabel(byFile([row("file:///w/train.py", 1, 1)])[0], relative), "train.py");
+  assert.equal(groupLabel(byFile([row("untitled:x", 1, 1, { path: "x" })])[0], relative), "x");
 });

@@ -10,7 +10,7 @@ import os
 from ..analysis import coverage, ranking
 from ..analysis.ranking import CPU, MEMORY, WALL, Hotspot, Thresholds
 from ..schema.contract import COVERAGE_NOTE, WINDOWS_NOTE
-from ..schema.model import Document
+from ..schema.model import Document, PassStatus
 from . import wording
 
 HEADERS = ("line", "wall", "time", "op CPU", "memory", "top ops", "code")
@@ -62,6 +62,8 @@ def _caption(doc: Document) -> str:
     if error is not None:
         at = f" at line {error.line}" if error.line else ""
         parts.append(f"it raised {error.type}{at} (the lines measured until then)")
+    elif sample is not None and sample.status == PassStatus.TERMINATED:
+        parts.append("it was interrupted (the lines measured until then)")
     return "; ".join(parts)
 
 

@@ -21,8 +21,9 @@ from ..analysis.ranking import Hotspot, Thresholds
 from ..formats import wording
 from ..formats.diff_report import percent
 from ..formats.wording import NOTABLE_MEMORY_SHARE
-from ..notebook.cell_paths import short_place
+from ..notebook.cell_paths import short_place, split_cell_path
 from ..schema.model import Document, ForwardLink, Function, Pass
+from . import cell_text
 
 SOURCE = "bottleneck"
 ERROR_CODE = "script-error"
@@ -78,7 +79,7 @@ class Annotation:
 
 
 @functools.lru_cache(maxsize=4096)
-def _uri(path: str) -> str:
+def file_uri(path: str) -> str:
     return uris.from_fs_path(path) or path
 
 
@@ -88,11 +89,15 @@ def canonical_uri(uri: str) -> str:
     if not uri.startswith("file:"):
         return uri
     path = uris.to_fs_path(uri)
-    return _uri(path) if path else uri
+    return file_uri(path) if path else uri
 
 
 def read_lines(path: str) -> list[str] | None:
-    """A file's lines as on disk now (None when it cannot be read)."""
+    """A file's lines as on disk now (None when it cannot be read); of a notebook cell's
+    path (``nb.ipynb#cell4``), the cell's."""
+    cell = split_cell_path(path)
+    if cell is not None:
+        return cell_text.cell_lines(*cell)
     try:
         with open(path, encoding="utf-8", errors="replace") as handle:
             return handle.read().splitlines()
@@ -101,6 +106,9 @@ def read_lines(path: str) -> list[str] | None:
 
 
 def _line_text(path: str, line: int) -> str:
+    if split_cell_path(path) is not None:
+        lines = read_lines(path) or []
+        return lines[line - 1].strip()[:200] if 1 <= line <= len(lines) else ""
     try:
         with open(path, encoding="utf-8", errors="replace") as handle:
             for number, text in enumerate(handle, start=1):
@@ -124,7 +132,7 @@ def build(
     out = [
         Annotation(
             script,
-            _uri(row.file),
+            file_uri(row.file),
             row.line - 1,
             row.text or _line_text(row.file, row.line),
             row,
@@ -145,7 +153,7 @@ def build(
         out.append(_at(script, error.file, error.line, failed=failed, column=column))
     for row, held in ranking.out_of_memory_holders(doc):
         a = Annotation(
-            script, _uri(row.file), row.line - 1, row.text, column=max(row.column - 1, 0), held=held
+            script, file_uri(row.file), row.line - 1, row.text, column=max(row.column - 1, 0), held=held
         )
         where = f" at {short_place(error.file, error.line)}" if error is not None and error.file else ""
         a.memo["held"] = wording.held_at_failure(row, held) + where
@@ -162,7 +170,7 @@ def build(
 
 def _at(script: str, file: str, line: int, **what: Any) -> Annotation:
     """An annotation on a line that has no row (a hot function, an error)."""
-    return Annotation(script, _uri(file), line - 1, _line_text(file, line), **what)
+    return Annotation(script, file_uri(file), line - 1, _line_text(file, line), **what)
 
 
 _ERROR = int(types.DiagnosticSeverity.Error)
@@ -278,7 +286,7 @@ def _diagnostic_body(row: Hotspot, thresholds: Thresholds) -> str:
         related = ',"relatedInformation":' + json.dumps(
             [
                 {
-                    "location": {"uri": _uri(f.file), "range": _range(f.line - 1, 0, 0)},
+                    "location": {"uri": file_uri(f.file), "range": _range(f.line - 1, 0, 0)},
                     "message": _link_message(f),
                 }
                 for f in row.forward_lines
@@ -328,8 +336,18 @@ def code_lens(a: Annotation) -> types.CodeLens | None:
         return None
     return types.CodeLens(
         range=types.Range(types.Position(a.line, 0), types.Position(a.line, 0)),
-        command=types.Command(title=lens_title(a), command="bottleneck.report", arguments=[_uri(a.script)]),
+        command=types.Command(
+            title=lens_title(a), command="bottleneck.report", arguments=[file_uri(a.script)]
+        ),
     )
+
+
+def _forward_link(line: ForwardLink) -> str:
+    """A link to a forward line; a notebook cell's in words (a cell has no file URI)."""
+    cell = split_cell_path(line.file)
+    if cell is not None:
+        return f"cell {cell[1]}, line {line.line}"
+    return f"[line {line.line}]({file_uri(line.file)}#L{line.line})"
 
 
 def doc_ranks(doc: Document | None) -> str:
@@ -417,7 +435,7 @@ def hover(annotations: list[Annotation], doc: Document | None) -> str:
                 + "."
             )
         if row.backward and row.forward_lines:
-            links = ", ".join(f"[line {f.line}]({_uri(f.file)}#L{f.line})" for f in row.forward_lines[:5])
+            links = ", ".join(_forward_link(f) for f in row.forward_lines[:5])
             notes.append(f"Backward work for forward {links}.")
         if not row.exact:
             notes.append(f"Inside `{row.function}`; the profiler cannot name the exact line.")

@@ -15,6 +15,7 @@ import json
 import logging
 import shutil
 from typing import Any
+from urllib.parse import unquote
 
 from lsprotocol import types
 from pygls import uris
@@ -23,9 +24,10 @@ from pygls.lsp.server import LanguageServer
 from .. import __version__
 from ..schema.contract import PARTIAL_STATUSES
 from ..schema.model import Document
-from . import asking, tracking
+from . import asking, notebook_cells, tracking
 from .annotations import Annotation, build, canonical_uri, diagnostic, read_lines
 from .arguments import strict_converter
+from .notebook_cells import NotebookCells
 from .protocol import BottleneckProtocol
 from .state import State
 from .warm import WarmForks
@@ -33,6 +35,11 @@ from .warm import WarmForks
 log = logging.getLogger(__name__)
 
 PUBLISH_QUIET_S = 0.3  # after an edit, diagnostics are republished once typing pauses
+# Notebooks synced as VS Code's Jupyter editor opens them: every cell (markdown too, so
+# that a cell's place among them is its number in the .ipynb)
+NOTEBOOK_SYNC = types.NotebookDocumentSyncOptions(
+    notebook_selector=[types.NotebookDocumentFilterWithNotebook(notebook="jupyter-notebook")]
+)
 
 
 class BottleneckServer(LanguageServer):
@@ -43,8 +50,10 @@ class BottleneckServer(LanguageServer):
             max_workers=4,
             protocol_cls=BottleneckProtocol,
             converter_factory=strict_converter,
+            notebook_document_sync=NOTEBOOK_SYNC,
         )
         self.state = State()
+        self.cells = NotebookCells()
         self._pending_publish: dict[str, asyncio.TimerHandle] = {}
         self._background: set[asyncio.Future[Any]] = set()
         self.warm = WarmForks(self.log)
@@ -88,18 +97,69 @@ class BottleneckServer(LanguageServer):
         return {"status": "refused", "message": message}
 
     # -- annotations ------------------------------------------------------------------------
+    def key_of(self, uri: str) -> str:
+        """The key that the annotations of the client's document at ``uri`` are kept under
+        (``state.annotations``): a file's URI as this server spells it; a notebook cell's
+        (a client cell URI) its cell path's (``notebook_cells``)."""
+        return self.cells.key_of(self.workspace, self.state.bases, uri)
+
     def publish(self, uri: str) -> None:
-        """publishDiagnostics for one file, written as JSON text in one piece
-        (``diagnostic``): thousands of diagnostics go out in one message."""
+        """publishDiagnostics for one file or notebook cell (``uri``: its key), written as
+        JSON text in one piece (``diagnostic``): thousands of diagnostics go out in one
+        message. A cell's go to the client's cell URI; none while its notebook is closed."""
+        target = self.cells.target_of(self.workspace, self.state.bases, uri)
+        if target is None:
+            return
         thresholds = self.state.settings.thresholds
         diagnostics = ",".join(
             [d for a in self.state.annotations.get(uri, []) if (d := diagnostic(a, thresholds)) is not None]
         )
+        if target != uri:
+            if "%23cell" in diagnostics:  # related lines in the notebook's cells
+                diagnostics = notebook_cells.client_locations(
+                    diagnostics, lambda key: self.cells.target_of(self.workspace, self.state.bases, key)
+                )
+            if diagnostics:
+                self.cells.published[target] = uri
+            else:
+                self.cells.published.pop(target, None)
+        self._send_diagnostics(target, diagnostics)
+
+    def unpublish(self, cell_uri: str) -> None:
+        """Diagnostics published to a client cell URI cleared (its cell closed, or its
+        marks now shown on another cell)."""
+        if self.cells.published.pop(cell_uri, None) is not None:
+            self._send_diagnostics(cell_uri, "")
+
+    def _send_diagnostics(self, uri: str, diagnostics: str) -> None:
         protocol: BottleneckProtocol = self.protocol  # type: ignore[assignment]
         protocol.send_json_text(
             f'{{"jsonrpc":"2.0","method":"{types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS}",'
             f'"params":{{"uri":{json.dumps(uri)},"diagnostics":[{diagnostics}]}}}}'
         )
+
+    def place_notebook(self, notebook_uri: str) -> None:
+        """An open notebook's marks placed on its cells as they are now (its cells matched
+        with the keys again) and published; a cell that showed marks it no longer holds is
+        cleared."""
+        self.cells.forget(notebook_uri)
+        path = uris.to_fs_path(notebook_uri)
+        for key, items in list(self.state.annotations.items()):
+            cell = notebook_cells.cell_of_key(key)
+            if not items or cell is None or cell[0] != path:
+                continue
+            lines = self.open_lines(key)
+            if lines is not None:
+                self.state.annotations[key] = self.place(items, key, lines)
+            self.publish(key)
+        self._unpublish_moved()
+
+    def _unpublish_moved(self) -> None:
+        """Cells that show diagnostics of a key now shown on another cell (or on none)
+        cleared."""
+        for cell_uri, key in list(self.cells.published.items()):
+            if self.cells.target_of(self.workspace, self.state.bases, key) != cell_uri:
+                self.unpublish(cell_uri)
 
     def publish_soon(self, uri: str) -> None:
         """Publish after ``PUBLISH_QUIET_S`` without another edit to the file: typing moves
@@ -121,9 +181,21 @@ class BottleneckServer(LanguageServer):
                 self.workspace_code_lens_refresh_async(None), types.WORKSPACE_CODE_LENS_REFRESH, self.log
             )
 
+    def cell_place(self, uri: str) -> dict[str, Any]:
+        """For a notebook cell's key, where a client finds the cell: ``notebook`` (its file
+        URI) and ``cell`` (1-based, its place in the editor when the notebook is open there);
+        {} for any other URI."""
+        place = self.cells.place_of(self.workspace, self.state.bases, uri)
+        return {"notebook": place[0], "cell": place[1]} if place is not None else {}
+
     def open_lines(self, uri: str) -> list[str] | None:
-        """The text of the document open at ``uri`` (any spelling of it), or None."""
+        """The text of the document open at ``uri`` (any spelling of it; a cell key: its
+        cell in the open notebook), or None."""
         documents = self.workspace.text_documents
+        if notebook_cells.cell_of_key(uri) is not None:
+            target = self.cells.target_of(self.workspace, self.state.bases, uri)
+            cell = documents.get(unquote(target)) if target is not None else None
+            return cell.source.splitlines() if cell is not None else None
         document = documents.get(uri)
         if document is None:
             document = next((d for key, d in documents.items() if canonical_uri(key) == uri), None)
@@ -189,13 +261,20 @@ class BottleneckServer(LanguageServer):
             by_uri: dict[str, list[Annotation]] = {}
             for a in build(doc, state.settings.thresholds, since, label):
                 by_uri.setdefault(a.uri, []).append(a)
+            first_seen = {uri for uri in by_uri if uri not in known}
+            for uri in first_seen:  # a file first seen in this result: as it is now on disk
+                cell = notebook_cells.cell_of_key(uri)
+                if cell is None:
+                    known[uri] = _disk_lines(uri)
+                elif uri not in known:  # a notebook's: every cell, to match them with the editor's
+                    known.update(
+                        {k: v for k, v in notebook_cells.disk_bases(cell[0]).items() if k not in known}
+                    )
+            self.cells.forget()  # notebooks' cells matched with what this result profiled
             for uri, group in by_uri.items():
                 current = self.open_lines(uri)
-                if uri not in known:  # a file first seen in this result: as it is now on disk
-                    known[uri] = _disk_lines(uri)
-                    current = current if current is not None else known[uri]  # read once
-                elif current is None:
-                    current = _disk_lines(uri)
+                if current is None:
+                    current = known.get(uri) if uri in first_seen else _disk_lines(uri)  # read once
                 placed = self.place(group, uri, current)
                 added.extend(placed)
                 state.annotations.setdefault(uri, []).extend(placed)
@@ -204,6 +283,7 @@ class BottleneckServer(LanguageServer):
             self.publish(uri)
             if not state.annotations.get(uri):
                 state.annotations.pop(uri, None)
+        self._unpublish_moved()
         return added
 
     def clear(self) -> int:

@@ -15,6 +15,8 @@ import os
 import re
 from dataclasses import dataclass, field, replace
 
+from ..notebook.cell_paths import split_cell_path
+from ..notebook.document import NotebookError, read_notebook
 from ..schema.model import Document, Function, Pass, RankedLine
 from .root_map import RootMap, outermost_root, relative_to
 
@@ -60,6 +62,7 @@ class _Files:
         self.root = recorded_root(doc)
         self.map = RootMap(self.root, local_root)
         self._lines: dict[str, list[str] | None] = {}
+        self._notebooks: dict[str, list[list[str]] | None] = {}  # path -> each cell's stripped lines
 
     def rel(self, path: str) -> str:
         return relative_to(path, self.root) or path
@@ -69,8 +72,21 @@ class _Files:
 
     def lines(self, local: str) -> list[str] | None:
         if local not in self._lines:
-            self._lines[local] = _read(local)
+            cell = split_cell_path(local)
+            self._lines[local] = _read(local) if cell is None else self._cell(*cell)
         return self._lines[local]
+
+    def _cell(self, notebook: str, index: int) -> list[str] | None:
+        """A notebook cell's lines (``nb.ipynb#cell4``: the notebook is the file that must be
+        here), the notebook read once for all its cells."""
+        if notebook not in self._notebooks:
+            try:
+                cells = read_notebook(notebook).cells if os.path.isfile(notebook) else None
+            except NotebookError:
+                cells = None
+            self._notebooks[notebook] = [[line.strip() for line in c.lines] for c in cells] if cells else None
+        cells_here = self._notebooks[notebook]
+        return cells_here[index - 1] if cells_here is not None and index <= len(cells_here) else None
 
     def find(self, file: str, line: int, text: str, rel: str = "") -> tuple[str, int] | Skipped:
         """Where a recorded line stands here: (local file, line), or why it is skipped."""

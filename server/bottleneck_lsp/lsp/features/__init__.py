@@ -5,12 +5,34 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from . import baselines, documents, flame, hotspots, hovers, lenses, lifecycle, profiling, results
+from . import (
+    baselines,
+    documents,
+    flame,
+    hotspots,
+    hovers,
+    lenses,
+    lifecycle,
+    notebook_sync,
+    profiling,
+    results,
+)
 
 if TYPE_CHECKING:
     from ..server import BottleneckServer
 
-FAMILIES = (lifecycle, documents, lenses, hovers, profiling, baselines, results, hotspots, flame)
+FAMILIES = (
+    lifecycle,
+    documents,
+    notebook_sync,
+    lenses,
+    hovers,
+    profiling,
+    baselines,
+    results,
+    hotspots,
+    flame,
+)
 
 
 def register(server: BottleneckServer) -> None:

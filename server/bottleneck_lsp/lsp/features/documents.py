@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from lsprotocol import types
 from pygls import uris
 
@@ -24,7 +26,7 @@ def did_close(ls: BottleneckServer, params: types.DidCloseTextDocumentParams) ->
 
 
 def _place_again(ls: BottleneckServer, uri: str, lines: list[str] | None) -> None:
-    uri = canonical_uri(uri)
+    uri = ls.key_of(uri)
     items = ls.state.annotations.get(uri)
     if not items or lines is None:
         return  # never publish an empty list here: it would wipe other sources' results
@@ -33,20 +35,26 @@ def _place_again(ls: BottleneckServer, uri: str, lines: list[str] | None) -> Non
 
 
 def did_change(ls: BottleneckServer, params: types.DidChangeTextDocumentParams) -> None:
-    uri = canonical_uri(params.text_document.uri)
-    items = ls.state.annotations.get(uri)
+    follow(ls, params.text_document.uri, params.content_changes)
+
+
+def follow(ls: BottleneckServer, uri: str, changes: Sequence[types.TextDocumentContentChangeEvent]) -> None:
+    """The annotations of the document at ``uri`` (a file, or a notebook's cell) after
+    ``changes``, which the workspace's copy of its text has taken already."""
+    key = ls.key_of(uri)
+    items = ls.state.annotations.get(key)
     if not items:
         return
-    document = ls.workspace.get_text_document(params.text_document.uri)
+    document = ls.workspace.get_text_document(uri)
     lines = document.source.splitlines()
-    if len(params.content_changes) == 1:
-        items = tracking.apply_change(items, params.content_changes[0], lines)
+    if len(changes) == 1:
+        items = tracking.apply_change(items, changes[0], lines)
     else:
         # Several changes at once (multi-cursor edits, a rename): each one's range is of the
         # text between the changes, which is gone; place from the profiled text instead.
-        items = ls.place(items, uri, lines)
-    ls.state.annotations[uri] = items
-    ls.publish_soon(uri)
+        items = ls.place(items, key, lines)
+    ls.state.annotations[key] = items
+    ls.publish_soon(key)
 
 
 def register(server: BottleneckServer) -> None:

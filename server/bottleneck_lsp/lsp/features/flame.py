@@ -25,20 +25,20 @@ def _flame(doc: Document) -> Flame | None:
     return samples.flame if samples is not None else None
 
 
-def frames(doc: Document, flame: Flame) -> list[dict[str, Any]]:
+def frames(ls: BottleneckServer, doc: Document, flame: Flame) -> list[dict[str, Any]]:
     out = []
     for frame in flame.frames:
         short = relative(doc, frame.file)
+        uri = (uris.from_fs_path(frame.file) or "") if frame.user and os.path.isabs(frame.file) else ""
         out.append(
-            {
+            ls.cell_place(uri)
+            | {
                 "label": f"{short}:{frame.line} {frame.function}" if frame.user else frame.function,
                 "file": short,
                 "line": frame.line,
                 "function": frame.function,
                 "user": frame.user,
-                "uri": (uris.from_fs_path(frame.file) or "")
-                if frame.user and os.path.isabs(frame.file)
-                else "",
+                "uri": uri,
             }
         )
     return out
@@ -67,7 +67,7 @@ def flame(ls: BottleneckServer, *args: Any) -> dict[str, Any]:
     return {
         "script": uris.from_fs_path(script),
         "name": name,
-        "frames": frames(doc, folded),
+        "frames": frames(ls, doc, folded),
         "stacks": [{"frames": s.frames, "time_s": s.time_s} for s in folded.stacks],
         "total_s": round(sum(s.time_s for s in folded.stacks), 6),
         "dropped_s": folded.dropped_s,

@@ -44,7 +44,8 @@ def placed(ls: BottleneckServer, script: str, doc: Document) -> list[marks.Annot
 
 
 def rows(ls: BottleneckServer, doc: Document, marked: list[marks.Annotation]) -> list[dict[str, Any]]:
-    """A view's rows: each marked line with its figures, lens title and hover."""
+    """A view's rows: each marked line with its figures, lens title and hover (a notebook
+    cell's: with its notebook and cell, ``BottleneckServer.cell_place``)."""
     thresholds = ls.state.settings.thresholds
     out = []
     for a in marked[:MAX_ROWS]:
@@ -53,7 +54,8 @@ def rows(ls: BottleneckServer, doc: Document, marked: list[marks.Annotation]) ->
         kind = ranking.marked_for(row)
         cell = row.columns.get(kind)
         out.append(
-            {
+            ls.cell_place(a.uri)
+            | {
                 "uri": a.uri,
                 "path": row.path or row.file,
                 "line": a.line + 1,

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from lsprotocol import types
 
-from ..annotations import canonical_uri, hover
+from ..annotations import hover
 from ..server import BottleneckServer
 
 
 def hover_of(ls: BottleneckServer, params: types.HoverParams) -> types.Hover | None:
     line = params.position.line
-    uri = canonical_uri(params.text_document.uri)
+    uri = ls.key_of(params.text_document.uri)
     items = [a for a in ls.state.annotations.get(uri, []) if a.line == line]
     if not items:
         return None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from lsprotocol import types
 
-from ..annotations import canonical_uri, code_lens
+from ..annotations import code_lens
 from ..server import BottleneckServer
 
 MAX_LENSES = 500  # per file, the loudest lines: more would bury the code (all are in hovers)
@@ -13,7 +13,7 @@ MAX_LENSES = 500  # per file, the loudest lines: more would bury the code (all a
 def lenses_of(ls: BottleneckServer, params: types.CodeLensParams) -> list[types.CodeLens] | None:
     if not ls.state.settings.code_lens:
         return None
-    items = ls.state.annotations.get(canonical_uri(params.text_document.uri), [])
+    items = ls.state.annotations.get(ls.key_of(params.text_document.uri), [])
     lenses = []
     for a in items:  # loudest first (build keeps the ranking's order)
         lens = code_lens(a)

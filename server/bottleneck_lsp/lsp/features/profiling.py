@@ -7,13 +7,16 @@ import asyncio
 import os
 import uuid
 from typing import Any
+from urllib.parse import unquote
 
 from lsprotocol import types
 from pygls import uris
 
 from ...job.job import Job
 from ...job.spec import JobError
+from ...notebook.cell_paths import is_notebook
 from ...schema.contract import PARTIAL_STATUSES
+from .. import cell_text, notebook_cells
 from ..annotations import canonical_uri, read_lines
 from ..arguments import ProfileArguments
 from ..jobrun import run_job
@@ -52,6 +55,8 @@ async def profile(ls: BottleneckServer, arguments: ProfileArguments) -> dict[str
     # What the runner profiles: the file on disk now (annotations are placed from it)
     uri = canonical_uri(uris.from_fs_path(script) or script)
     running.bases[uri] = read_lines(script)
+    if is_notebook(script):
+        running.bases.update(notebook_cells.disk_bases(script))
     ls.state.running[script] = running
     task = asyncio.ensure_future(run_job(ls, script, running))
     running.task = task
@@ -61,19 +66,37 @@ async def profile(ls: BottleneckServer, arguments: ProfileArguments) -> dict[str
 def _warn_unsaved(ls: BottleneckServer, script: str) -> None:
     """The runner profiles the file on disk; say so when the editor holds other text."""
     uri = uris.from_fs_path(script)
-    document = ls.workspace.text_documents.get(uri) if uri else None
-    if document is None:
-        return
-    try:
-        with open(script, encoding="utf-8", errors="replace", newline="") as handle:
-            on_disk = handle.read()
-    except OSError:
-        return
-    if on_disk.replace("\r\n", "\n") != document.source.replace("\r\n", "\n"):
+    if uri and is_notebook(script):
+        edited = _notebook_edited(ls, uri, script)
+    else:
+        document = ls.workspace.text_documents.get(uri) if uri else None
+        if document is None:
+            return
+        try:
+            with open(script, encoding="utf-8", errors="replace", newline="") as handle:
+                on_disk = handle.read()
+        except OSError:
+            return
+        edited = on_disk.replace("\r\n", "\n") != document.source.replace("\r\n", "\n")
+    if edited:
         ls.tell(
             f"{os.path.basename(script)} has unsaved edits: profiling the saved file on disk",
             types.MessageType.Warning,
         )
+
+
+def _notebook_edited(ls: BottleneckServer, uri: str, path: str) -> bool:
+    """The notebook is open in the client with cells other than those on disk."""
+    notebook = ls.workspace.get_notebook_document(notebook_uri=uri)
+    on_disk = cell_text.notebook_cells(path)
+    if notebook is None or on_disk is None:
+        return False
+    documents = ls.workspace.text_documents
+    shown = []
+    for cell in notebook.cells:
+        document = documents.get(unquote(cell.document))
+        shown.append(tuple(document.source.splitlines()) if document is not None else ())
+    return shown != list(on_disk)
 
 
 async def stop(ls: BottleneckServer, *args: Any) -> dict[str, Any]:

@@ -514,3 +514,46 @@ async def test_a_client_that_never_answers_the_servers_requests_still_gets_its_p
         release.set()
         await asyncio.sleep(0.1)
         await close_session(client)
+
+
+async def test_graph_breaks_and_recompiles_are_diagnostics_on_their_lines(client: LanguageClient) -> None:
+    """torch.compile (issue 47): each graph break a warning on its line with torch's reason,
+    the recompile a diagnostic on the calling line, the torch.compile line a lens saying what
+    became of what it compiled, the hints in the hover."""
+    uri = uri_of("compile_breaks.py")
+    result = await execute(client, "bottleneck.profile", {"uri": uri, "passes": ["sample"]})
+    assert result["status"] == "ok", result
+    found = client.diagnostics.get(uri, [])
+    item = marker_line("compile_breaks.py", "# BREAK item") - 1
+    breaks = [d for d in found if d.code == "graph-break"]
+    assert sorted(d.range.start.line for d in breaks) == [
+        item,
+        marker_line("compile_breaks.py", "# BREAK print") - 1,
+    ]
+    on_item = next(d for d in breaks if d.range.start.line == item)
+    assert on_item.severity == types.DiagnosticSeverity.Warning
+    assert on_item.message.startswith("torch.compile: graph break of step here")
+    assert "Unsupported Tensor.item() call with capture_scalar_outputs=False" in on_item.message
+    call = marker_line("compile_breaks.py", "# CALL") - 1
+    recompiled = [d for d in found if d.code == "recompile"]
+    assert recompiled and all(d.range.start.line == call for d in recompiled), recompiled
+    assert any("expected 64, actual 128" in d.message for d in recompiled)
+    lenses = await client.text_document_code_lens_async(
+        types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    )
+    compiled_at = marker_line("compile_breaks.py", "# COMPILE") - 1
+    titles = [
+        lens.command.title for lens in lenses or [] if lens.range.start.line == compiled_at and lens.command
+    ]
+    assert any(
+        re.match(r"torch\.compile of step: \d+ graphs, \d+ graph breaks, \d+ recompiles?$", t) for t in titles
+    ), titles
+    hover = await client.text_document_hover_async(
+        types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            position=types.Position(line=item, character=6),
+        )
+    )
+    assert hover is not None
+    value = hover.contents.value  # type: ignore[union-attr]
+    assert "**torch.compile: graph break** of `step`" in value and "capture_scalar_outputs = True" in value

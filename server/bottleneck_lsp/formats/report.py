@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import textwrap
 
-from ..analysis import coverage, ranking
+from ..analysis import compiled, coverage, ranking
 from ..analysis.distributed import ratio
 from ..analysis.ranking import Hotspot, Thresholds
 from ..notebook.cell_paths import cell_of, is_notebook, place_text
@@ -468,6 +468,50 @@ def compiler_lines(hotspots: list[Hotspot], cwd: str, thresholds: Thresholds) ->
     return out
 
 
+def dynamo_lines(doc: Document, cwd: str) -> list[str]:
+    """torch.compile's section: each call's graphs, breaks and recompiles; each break with
+    torch's reason and hints; each recompile with the guard that failed."""
+    found = compiled.dynamo(doc)
+    if found is None:
+        return []
+    out = _section("torch.compile: graph breaks and recompiles (from torch's own records)")
+    for c in found.calls:
+        out.append(f"{_at(c.file, c.line, cwd)}  {wording.compile_call_text(c)}")
+    for b in found.graph_breaks:
+        out.append(f"graph break at {_at(b.file, b.line, cwd)}" + (f" x{b.count}" if b.count > 1 else ""))
+        out.append(f"    {_ascii(b.reason)}")
+        if b.explanation:
+            out.append(f"    {_ascii(b.explanation)}")
+        out += [f"    hint: {_ascii(h)}" for h in b.hints[:2]]
+    for r in found.recompiles:
+        again = "hit the recompile limit" if r.limit else f"recompiled x{r.count}"
+        out.append(f"{r.function} {again}, called at {_at(r.file, r.line, cwd)}: {_ascii(r.reason)}")
+    if found.profiler_recompiles:
+        out.append(
+            f"(left out: {wording.counted(found.profiler_recompiles, 'compile')} that torch made again "
+            "because the profiler's recording windows put its line marker on torch's mode stack; a run "
+            "without the profiler does not make them)"
+        )
+    if len(out) == 3:
+        out.append("(nothing compiled by torch.compile in your files)")
+    return out
+
+
+def dynamo_compiler_lines(doc: Document, cwd: str) -> list[str]:
+    """A graph break or a recompile as a compiler-style warning on its line."""
+    found = compiled.dynamo(doc)
+    if found is None:
+        return []
+    out = [
+        f"{_at(b.file, b.line, cwd, 1)}: warning: {_ascii(wording.graph_break_text(b))}"
+        for b in found.graph_breaks
+    ]
+    for r in found.recompiles:
+        level = "warning" if r.limit else "note"
+        out.append(f"{_at(r.file, r.line, cwd, 1)}: {level}: {_ascii(wording.recompile_text(r))}")
+    return out
+
+
 def error_lines(doc: Document, cwd: str) -> list[str]:
     failed = ranking.failed_pass(doc)
     if failed is None or failed.error is None:
@@ -596,7 +640,9 @@ def render(doc: Document, thresholds: Thresholds | None = None, cwd: str | None 
     lines += error_lines(doc, cwd)
     lines += hotspot_table(spots, cwd, doc.ranking.denominators if doc.ranking is not None else None)
     lines += memory_lines(doc, cwd, thresholds)
+    lines += dynamo_lines(doc, cwd)
     lines += ["", *compiler_lines(spots, cwd, thresholds), *straggler_compiler_lines(doc, cwd)]
+    lines += dynamo_compiler_lines(doc, cwd)
     lines += lingering_lines(doc, cwd)
     lines += [
         f"{_at(d.file, d.line, cwd, 1)}: warning: {wording.disagreement_sentence(d)}"

@@ -30,7 +30,16 @@ from ..analysis.ranking import (
 )
 from ..analysis.ranking import memory_share as share_of_peak
 from ..notebook.cell_paths import short_place, split_cell_path
-from ..schema.model import Disagreement, Distributed, ForwardLink, Straggler, Verdict
+from ..schema.model import (
+    CompileCall,
+    Disagreement,
+    Distributed,
+    ForwardLink,
+    GraphBreak,
+    Recompile,
+    Straggler,
+    Verdict,
+)
 
 NOTABLE_MEMORY_SHARE = Thresholds().min_memory_share
 RANK_SPREAD = Thresholds().rank_spread
@@ -306,3 +315,35 @@ def disagreement_sentence(d: Disagreement) -> str:
         "same work in each pass (unseeded randomness, the clock, outside data?), so figures "
         "from different passes describe different runs; seed it for comparable figures."
     )
+
+
+def _times_said(count: int) -> str:
+    return "" if count == 1 else f" ({count} times)"
+
+
+def graph_break_text(b: GraphBreak) -> str:
+    """A graph break's diagnostic: where torch.compile split the function, and torch's why."""
+    split = f" of {b.function}" if b.function else ""
+    why = f"{b.reason} ({b.explanation})" if b.explanation else b.reason
+    return f"torch.compile: graph break{split} here{_times_said(b.count)}: {why}"
+
+
+def recompile_text(r: Recompile) -> str:
+    """A recompile's diagnostic, on the call that made it."""
+    if r.limit:
+        return (
+            f"torch.compile: {r.function} hit the recompile limit here; torch runs it without "
+            f"compiling from then on (last guard that failed: {r.reason})"
+        )
+    return f"torch.compile: {r.function} compiled again{_times_said(r.count)} from this call: {r.reason}"
+
+
+def compile_call_text(c: CompileCall) -> str:
+    """What became of a torch.compile call's target: ``3 graphs, 2 graph breaks, 1 recompile``."""
+    words = [
+        counted(c.graphs, "graph"),
+        counted(c.graph_breaks, "graph break"),
+        counted(c.recompiles, "recompile"),
+    ]
+    limit = "; hit the recompile limit" if c.limit else ""
+    return f"torch.compile of {c.target or 'this'}: " + ", ".join(words) + limit

@@ -15,7 +15,7 @@ from typing import Any
 from lsprotocol import types
 from pygls import uris
 
-from ..analysis import ranking
+from ..analysis import compiled, ranking
 from ..analysis.compare import ADDED, CHANGED, LineChange, compare
 from ..analysis.ranking import Hotspot, Thresholds
 from ..formats import wording
@@ -158,6 +158,7 @@ def build(
         where = f" at {short_place(error.file, error.line)}" if error is not None and error.file else ""
         a.memo["held"] = wording.held_at_failure(row, held) + where
         out.append(a)
+    out += _compiled(doc)
     for part, thread in ranking.lingering_threads(doc):
         if thread.file and thread.line:
             source = read_lines(thread.file) or []
@@ -166,6 +167,58 @@ def build(
             words = ranking.lingering_words(part, thread)
             out.append(_at(script, thread.file, thread.line, lingered=words, column=column))
     return out
+
+
+GRAPH_BREAK = "graph-break"
+RECOMPILE = "recompile"
+RECOMPILE_LIMIT = "recompile-limit"
+
+
+def _compiled(doc: Document) -> list[Annotation]:
+    """torch.compile's records on their lines: a diagnostic per graph break (a warning) and
+    per recompile (on the call that made it; a warning where the limit was hit), a lens on
+    each torch.compile call saying what became of what it compiled."""
+    found = compiled.dynamo(doc)
+    if found is None:
+        return []
+    out = []
+    for b in found.graph_breaks:
+        hints = "".join(f"\n- {h}" for h in b.hints)
+        out.append(
+            _marked(
+                doc.script,
+                b.file,
+                b.line,
+                wording.graph_break_text(b),
+                GRAPH_BREAK,
+                _WARNING,
+                f"**torch.compile: graph break**{f' of `{b.function}`' if b.function else ''}, "
+                f"{wording.counted(b.count, 'time')}: {b.reason}"
+                + (f"\n\n{b.explanation}" if b.explanation else "")
+                + (f"\n\nHints:{hints}" if hints else ""),
+            )
+        )
+    for r in found.recompiles:
+        code, severity = (RECOMPILE_LIMIT, _WARNING) if r.limit else (RECOMPILE, _INFORMATION)
+        text = wording.recompile_text(r)
+        out.append(_marked(doc.script, r.file, r.line, text, code, severity, f"**{text}**"))
+    for c in found.calls:
+        a = _at(doc.script, c.file, c.line, column=_indent(c.file, c.line))
+        a.memo["compile_lens"] = wording.compile_call_text(c)
+        out.append(a)
+    return out
+
+
+def _marked(script: str, file: str, line: int, text: str, code: str, severity: int, more: str) -> Annotation:
+    a = _at(script, file, line, column=_indent(file, line))
+    a.memo.update(compiled=text, compiled_code=code, compiled_severity=str(severity), compiled_hover=more)
+    return a
+
+
+def _indent(file: str, line: int) -> int:
+    source = read_lines(file) or []
+    raw = source[line - 1] if 0 < line <= len(source) else ""
+    return len(raw) - len(raw.lstrip())
 
 
 def _at(script: str, file: str, line: int, **what: Any) -> Annotation:
@@ -252,6 +305,18 @@ def diagnostic(a: Annotation, thresholds: Thresholds) -> str | None:
             },
             separators=(",", ":"),
         )
+    if "compiled" in a.memo:
+        return json.dumps(
+            {
+                "range": _range(a.line, a.column, a.column + _width(a.text)),
+                "message": a.memo["compiled"],
+                "severity": int(a.memo["compiled_severity"]),
+                "source": SOURCE,
+                "code": a.memo["compiled_code"],
+                "data": {"script": a.script},
+            },
+            separators=(",", ":"),
+        )
     if a.lingered:
         return json.dumps(
             {
@@ -332,8 +397,15 @@ def since_text(a: Annotation) -> str:
 
 
 def code_lens(a: Annotation) -> types.CodeLens | None:
-    if a.failed is not None or a.held or a.lingered:
+    if a.failed is not None or a.held or a.lingered or "compiled" in a.memo:
         return None
+    if "compile_lens" in a.memo:
+        return types.CodeLens(
+            range=types.Range(types.Position(a.line, 0), types.Position(a.line, 0)),
+            command=types.Command(
+                title=a.memo["compile_lens"], command="bottleneck.report", arguments=[file_uri(a.script)]
+            ),
+        )
     return types.CodeLens(
         range=types.Range(types.Position(a.line, 0), types.Position(a.line, 0)),
         command=types.Command(
@@ -372,6 +444,10 @@ def hover(annotations: list[Annotation], doc: Document | None) -> str:
             notes.append(f"**Out of memory**: this line {a.memo['held']}.")
         if a.lingered:
             notes.append(f"**Process did not exit**: {a.lingered}.")
+        if "compiled_hover" in a.memo:
+            notes.append(a.memo["compiled_hover"])
+        if "compile_lens" in a.memo:
+            notes.append(f"**{a.memo['compile_lens']}**")
         if a.function is not None:
             f = a.function
             notes.append(

@@ -278,6 +278,8 @@ class _Run:
             self.profiler = SamplePass(
                 self.files, torch if on_device else None, save_raw=ns.save_raw, script=script_path
             )
+            if torch is not None:
+                self.profiler.listen_to_compile(torch)
             if ns.windows and on_device:
                 # (the job asks for windows on a CPU-only machine: job/one_run.py)
                 part.add_note(

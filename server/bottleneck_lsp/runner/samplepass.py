@@ -15,6 +15,7 @@ from typing import Any
 from ..schema.contract import WINDOWS_NOTE
 from . import compiletime, device, scriptprofiler
 from .callsites import position_fields
+from .dynamo_log import DynamoLog
 from .paths import FileClassifier
 from .profilerconfig import make_profiler
 from .rawsave import save_raw
@@ -54,6 +55,7 @@ class SamplePass:
         self._unyield: Callable[[], None] | None = None  # scriptprofiler, while it records
         self.script_profiler: scriptprofiler.Starter | None = None  # who started one, where
         self.windows: Windows | None = None  # the cpu pass, recorded in windows of this run
+        self.dynamo: DynamoLog | None = None  # torch.compile's graph breaks and recompiles
         self.progress = ""  # where the one run's progress goes (``contract.progress_file``)
         self.progressed = 0.0  # when it was last written
 
@@ -73,7 +75,14 @@ class SamplePass:
         self.sampler.windowed = lambda: windows.hooked and not windows.importing
         windows.calibrate(os.path.dirname(self.script) or os.getcwd())
 
+    def listen_to_compile(self, torch: Any) -> None:
+        """Keep torch.compile's graph breaks and recompiles of this run (``dynamo_log.py``),
+        from ``start`` to ``stop``."""
+        self.dynamo = DynamoLog(torch, self.files)
+
     def start(self) -> None:
+        if self.dynamo is not None and not self.dynamo.install():
+            self.dynamo = None
         if self.device is not None:
             self.device.__enter__()
             self._unyield = scriptprofiler.yield_to_script(self._yield_to_script)
@@ -163,6 +172,8 @@ class SamplePass:
             self._unyield()
             self._unyield = None
         self._end_device()  # (from another thread: see AutogradPass.stop)
+        if self.dynamo is not None:
+            self.dynamo.uninstall()
 
     def finish(self) -> dict[str, Any]:
         begin = time.perf_counter()
@@ -214,6 +225,9 @@ class SamplePass:
                 )
             out["device"] = device.summarize(activities, recorded_ns, runtime)
             out["device_event_count"] = sum(1 for a in activities if a.on_device)
+        compiled = self.dynamo.document() if self.dynamo is not None else None
+        if compiled is not None:
+            out["dynamo"] = compiled
         windows = self.windows
         if windows is not None:
             windowed = windows.finish()

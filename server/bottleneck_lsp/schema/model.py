@@ -304,6 +304,60 @@ class Samples(Node):
     threads: list[ThreadLine] = field(default_factory=list)
 
 
+# -- torch.compile's own records (the sample pass) -----------------------------------------------
+@dataclass(kw_only=True)
+class GraphBreak(Node):
+    """Where TorchDynamo broke a compiled function's graph: the line of the user's files
+    (``file``, ``line``), torch's reason, how many times."""
+
+    file: str
+    line: int
+    reason: str  # torch's own first line ("Unsupported Tensor.item() call with ...")
+    explanation: str = ""
+    hints: list[str] = field(default_factory=list)
+    count: int = 1
+    function: str = ""  # the compiled function it split
+
+
+@dataclass(kw_only=True)
+class Recompile(Node):
+    """A compiled function compiled again: the guard that failed, at the line of the call
+    that made it (``file``, ``line``)."""
+
+    file: str
+    line: int
+    function: str  # the function compiled again
+    reason: str  # the guard that failed ("tensor 'x' size mismatch at index 0. expected 8, actual 16")
+    count: int = 1
+    limit: bool = False  # it hit the recompile limit: torch runs the function without compiling from then on
+
+
+@dataclass(kw_only=True)
+class CompileCall(Node):
+    """A ``torch.compile`` call of the user's files (decorator, ``torch.compile(model)``,
+    ``model.compile()``) and what became of what it compiled."""
+
+    file: str
+    line: int
+    target: str  # the function or module's name
+    graphs: int = 0
+    graph_breaks: int = 0
+    recompiles: int = 0
+    limit: bool = False  # a recompile limit was hit
+
+
+@dataclass(kw_only=True)
+class Dynamo(Node):
+    """What torch.compile recorded of the run (TorchDynamo's structured trace)."""
+
+    calls: list[CompileCall] = field(default_factory=list)
+    graph_breaks: list[GraphBreak] = field(default_factory=list)
+    recompiles: list[Recompile] = field(default_factory=list)
+    # compiles made again because the one run's recording windows changed torch's mode stack
+    # (the line marker's mode): the profiler's doing, left out of the above
+    profiler_recompiles: int = 0
+
+
 # -- device activity (the sample pass on a GPU, the cuda pass) ---------------------------------
 @dataclass(kw_only=True)
 class DeviceBusy(Node):
@@ -542,6 +596,7 @@ class Pass(Node):
     recorded_on: dict[str, Any] = field(default_factory=dict)
     # sample
     samples: Samples | None = None
+    dynamo: Dynamo | None = None  # torch.compile's graph breaks and recompiles (absent: nothing compiled)
     device: DeviceSummary | None = None
     device_event_count: int = 0
     # cprofile

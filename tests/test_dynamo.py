@@ -1,0 +1,91 @@
+"""torch.compile on its lines (issue 47, parts 1-2): graph breaks as warnings on the line
+where TorchDynamo broke, with torch's reason; recompiles on the line of the call that made
+them, with the guard that failed; the recompile limit as a warning; each torch.compile
+call's graphs, breaks and recompiles. Read from the real compile's own records (inductor's
+C++ backend on this CPU), in the command line's report and the JSON document."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from helpers import SCRIPTS, marker_line
+
+
+def profile(script: str, tmp_path: Path) -> tuple[str, dict[str, object]]:
+    out = tmp_path / "out.json"
+    json_run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "bottleneck_lsp.cli",
+            "profile",
+            "--format",
+            "json",
+            "-o",
+            str(out),
+            str(SCRIPTS / script),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=tmp_path,
+    )
+    assert json_run.returncode == 0, json_run.stderr[-3000:]
+    doc = json.loads(out.read_text())
+    from bottleneck_lsp.formats import report
+    from bottleneck_lsp.schema.model import Document
+
+    text = report.render(Document.from_json(doc), cwd=str(SCRIPTS))
+    return text, doc
+
+
+def test_graph_breaks_and_a_recompile_on_their_lines(tmp_path: Path) -> None:
+    text, doc = profile("compile_breaks.py", tmp_path)
+    sample = next(p for p in doc["passes"] if p["name"] == "sample")  # type: ignore[union-attr]
+    dynamo = sample["dynamo"]
+    item, printed = (
+        marker_line("compile_breaks.py", "# BREAK item"),
+        marker_line("compile_breaks.py", "# BREAK print"),
+    )
+    call, compiled_at = (
+        marker_line("compile_breaks.py", "# CALL"),
+        marker_line("compile_breaks.py", "# COMPILE"),
+    )
+    breaks = {b["line"]: b for b in dynamo["graph_breaks"]}
+    assert set(breaks) == {item, printed}, breaks
+    assert breaks[item]["reason"].startswith("Unsupported Tensor.item() call")
+    assert "print" in breaks[printed]["explanation"]
+    assert all(b["function"] == "step" and b["count"] >= 1 for b in breaks.values())
+    # the new input size (64 -> 128) compiled step again, from the calling line
+    sizes = [r for r in dynamo["recompiles"] if "size mismatch" in r["reason"]]
+    assert sizes and all(r["line"] == call and r["function"] == "step" for r in sizes), dynamo["recompiles"]
+    assert any("expected 64, actual 128" in r["reason"] for r in sizes)
+    (compile_call,) = dynamo["calls"]
+    assert (compile_call["line"], compile_call["target"]) == (compiled_at, "step")
+    assert (
+        compile_call["graph_breaks"] >= 2 and compile_call["recompiles"] >= 1 and compile_call["graphs"] >= 2
+    )
+    # what the user reads: a warning on each break's line with torch's reason, a note on the call
+    assert (
+        f"compile_breaks.py:{item}:1: warning: torch.compile: graph break of step here" in text
+        and "Unsupported Tensor.item() call with capture_scalar_outputs=False" in text
+    )
+    assert f"compile_breaks.py:{printed}:1: warning: torch.compile: graph break of step here" in text
+    assert f"compile_breaks.py:{call}:1: note: torch.compile: step compiled again" in text
+    assert f"compile_breaks.py:{compiled_at}  torch.compile of step: " in text
+
+
+def test_the_recompile_limit_is_a_warning_on_the_call(tmp_path: Path) -> None:
+    text, doc = profile("compile_limit.py", tmp_path)
+    sample = next(p for p in doc["passes"] if p["name"] == "sample")  # type: ignore[union-attr]
+    call = marker_line("compile_limit.py", "# CALL")
+    limits = [r for r in sample["dynamo"]["recompiles"] if r["limit"]]
+    assert len(limits) == 1 and limits[0]["line"] == call, sample["dynamo"]
+    assert (
+        f"compile_limit.py:{call}:1: warning: torch.compile: scaled hit the recompile limit here; torch runs "
+        "it without compiling from then on" in text
+    )
+    assert "hit the recompile limit" in text.split("torch.compile of scaled: ")[1].splitlines()[0]

@@ -3,7 +3,8 @@
 // Opens a workspace holding a torch script, runs "Bottleneck: Profile This Script" from the F1
 // palette, waits for the code lens on the planted hot line and its row in the Problems panel,
 // hovers the line, and saves a screenshot. Then opens a notebook in the Jupyter editor,
-// profiles it from the notebook toolbar and finds the planted cell's line marked. The Python given in BOTTLENECK_E2E_PYTHON has torch
+// profiles it from the notebook toolbar and finds the planted cell's line marked; then a
+// torch.compile script, whose graph break is a warning on its line. The Python given in BOTTLENECK_E2E_PYTHON has torch
 // and no pygls: the server comes from the VSIX. Run by `make e2e` (Node 24, type stripping).
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import {
@@ -35,6 +36,8 @@ const SLOW = "slow_loop.py";
 const HOT_LINE = 6; // y = torch.tanh(x @ x)
 const NOTEBOOK = "planted.ipynb"; // cell 4 (markdown counted), line 3: the planted line
 const NOTEBOOK_HOT = "torch.linalg.inv";
+const COMPILED = "graph_break.py"; // line 8 breaks torch.compile's graph (.item())
+const BREAK_LINE = 8;
 const PROFILE_TIMEOUT_MS = 180_000;
 
 function step(text: string): void {
@@ -77,7 +80,7 @@ function prepare(): { env: NodeJS.ProcessEnv; workspace: string; userData: strin
   for (const dir of [workspace, join(workspace, ".vscode"), join(userData, "User"), extensions, home, join(WORK, "tmp")]) {
     mkdirSync(dir, { recursive: true });
   }
-  for (const script of [SCRIPT, SLOW, NOTEBOOK]) {
+  for (const script of [SCRIPT, SLOW, NOTEBOOK, COMPILED]) {
     cpSync(join(HERE, "fixture", script), join(workspace, script));
   }
   writeFileSync(
@@ -431,6 +434,7 @@ async function main(): Promise<void> {
     step("cancelled from the progress notification: status bar says so, no runner left");
 
     await profileNotebook(page);
+    await profileCompiled(page);
     if (outside.length > 0) {
       step(`blocked requests to other hosts: ${[...new Set(outside)].slice(0, 5).join(", ")}`);
     }
@@ -552,6 +556,42 @@ async function profileNotebook(page: Page): Promise<void> {
     "a click on the view's notebook line selected the planted cell and put its cursor on the planted line; " +
       `screenshot: ${join(WORK, "notebook.png")}`,
   );
+}
+
+// torch.compile: the graph break is a warning on its line (code graph-break), with torch's
+// reason in the Problems row and its hints in the hover.
+async function profileCompiled(page: Page): Promise<void> {
+  await palette(page, "View: Close All Editors");
+  await page.keyboard.press("Control+P");
+  await page.locator(".quick-input-widget input").fill(COMPILED);
+  await page.locator(".quick-input-list .monaco-list-row", { hasText: COMPILED }).first().waitFor();
+  await page.keyboard.press("Enter");
+  const view = page.locator(".monaco-editor .view-lines", { hasText: "torch.compile" }).first();
+  await view.waitFor({ timeout: 30_000 });
+  await view.click();
+  await palette(page, "Bottleneck: Profile This Script");
+  await page.keyboard.press("Control+Shift+M");
+  const row = page
+    .locator(".markers-panel .monaco-list-row", { hasText: "graph break" })
+    .filter({ hasText: `Ln ${BREAK_LINE}` })
+    .first();
+  await row.waitFor({ timeout: PROFILE_TIMEOUT_MS });
+  const rowText = (await row.textContent()) ?? "";
+  step(`Problems row: ${rowText.slice(0, 200)}`);
+  if (!rowText.includes("Unsupported Tensor.item() call") || !rowText.includes("graph-break")) {
+    fail(`the graph break's Problems row does not give torch's reason: ${rowText}`);
+  }
+  const line = page.locator(".monaco-editor .view-line", { hasText: "if y.sum().item() > 0" }).first();
+  const box = (await line.boundingBox()) ?? fail("the graph break's line is not on screen");
+  await page.mouse.move(box.x + 120, box.y + box.height / 2);
+  const hover = page.locator(".monaco-hover", { hasText: "Hints" }).first();
+  await hover.waitFor({ state: "visible", timeout: 30_000 });
+  const hoverText = (await hover.textContent()) ?? "";
+  if (!hoverText.includes("torch.compile: graph break") || !hoverText.includes("capture_scalar_outputs")) {
+    fail(`the graph break's hover lacks its reason or hints: ${hoverText.slice(0, 300)}`);
+  }
+  await page.screenshot({ path: join(WORK, "graph-break.png") });
+  step(`graph break: warning on line ${BREAK_LINE} with torch's reason and hints; screenshot: ${join(WORK, "graph-break.png")}`);
 }
 
 async function lineBelow(lens: ReturnType<Page["locator"]>, scope: Pick<Page, "locator">): Promise<string> {

@@ -137,10 +137,7 @@ class DynamoLog:
             if name == "dynamo_graph_break_reason":
                 self._graph_break(frame, payload)
             elif name == "recompile_reasons":
-                if _MODE_STACK in payload:
-                    self.ours.add((frame, metadata.get("frame_compile_id")))
-                else:
-                    self._recompile(frame, payload)
+                self._recompile(frame, metadata.get("frame_compile_id"), payload)
 
     def _metrics(self, frame: Any, metrics: dict[str, Any]) -> None:
         function = self.frames.get(frame, "") if isinstance(frame, int) else ""
@@ -185,14 +182,21 @@ class DynamoLog:
                 found = (path, line)
         return found
 
-    def _recompile(self, frame: Any, payload: str) -> None:
+    def _recompile(self, frame: Any, compile_id: Any, payload: str) -> None:
+        """A recompile: one failed guard per compiled version tried. Where each failed on torch's
+        mode stack alone, our windows' line marker made it (``ours``); else the script did, and
+        the first other guard says why."""
         try:
             reasons = json.loads(payload)
         except ValueError:
             reasons = [payload]
-        first = reasons[0] if isinstance(reasons, list) and reasons else str(reasons)
+        reasons = [str(r) for r in reasons] if isinstance(reasons, list) else [str(reasons)]
+        theirs = [r for r in reasons if _MODE_STACK not in r]
+        if not theirs:
+            self.ours.add((frame, compile_id))
+            return
         function = self.frames.get(frame, "") if isinstance(frame, int) else ""
-        self._add_recompile(function, guard_words(_GUARD_ID.sub("", str(first).splitlines()[0])))
+        self._add_recompile(function, guard_words(_GUARD_ID.sub("", theirs[0].splitlines()[0])))
 
     def _add_recompile(self, function: str, reason: str, limit: bool = False) -> None:
         place = self._call_site(function)

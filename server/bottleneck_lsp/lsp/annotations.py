@@ -22,8 +22,8 @@ from ..formats import wording
 from ..formats.diff_report import percent
 from ..formats.wording import NOTABLE_MEMORY_SHARE
 from ..notebook.cell_paths import short_place, split_cell_path
+from ..notebook.document import cell_lines
 from ..schema.model import Document, ForwardLink, Function, Pass
-from . import cell_text
 
 SOURCE = "bottleneck"
 ERROR_CODE = "script-error"
@@ -97,7 +97,7 @@ def read_lines(path: str) -> list[str] | None:
     path (``nb.ipynb#cell4``), the cell's."""
     cell = split_cell_path(path)
     if cell is not None:
-        return cell_text.cell_lines(*cell)
+        return cell_lines(*cell)
     try:
         with open(path, encoding="utf-8", errors="replace") as handle:
             return handle.read().splitlines()

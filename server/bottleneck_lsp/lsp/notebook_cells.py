@@ -31,8 +31,8 @@ from pygls import uris
 from pygls.workspace import Workspace
 
 from ..notebook.cell_paths import cell_path, split_cell_path
+from ..notebook.document import notebook_cells
 from .annotations import canonical_uri, file_uri
-from .cell_text import notebook_cells
 
 # script path -> URI -> the lines of the text that was profiled (the server's ``bases``)
 Bases = Mapping[str, Mapping[str, list[str] | None]]

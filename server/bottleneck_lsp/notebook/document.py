@@ -7,6 +7,7 @@ one sentence that says what is wrong, before anything runs.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from dataclasses import dataclass
@@ -116,11 +117,28 @@ def read_notebook(path: str) -> Notebook:
         raise NotebookError(f"Cannot read {path}: {exc.strerror or exc}") from None
 
 
-def cell_lines(path: str, index: int) -> list[str] | None:
-    """The lines of cell ``index`` of the notebook at ``path`` as it is on disk now; None
-    when the notebook cannot be read or has no such cell."""
+@functools.lru_cache(maxsize=8)
+def _cells(path: str, _mtime_ns: int, _size: int) -> tuple[tuple[str, ...], ...] | None:
     try:
-        cell = read_notebook(path).cell(index)
+        notebook = read_notebook(path)
     except NotebookError:
         return None
-    return cell.lines if cell is not None else None
+    return tuple(tuple(cell.lines) for cell in notebook.cells)
+
+
+def notebook_cells(path: str) -> tuple[tuple[str, ...], ...] | None:
+    """Each cell's lines (every cell, in order) of the notebook at ``path`` as it is on disk
+    now, parsed once per version of the file; None when it cannot be read or is not one."""
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None
+    return _cells(path, stat.st_mtime_ns, stat.st_size)
+
+
+def cell_lines(path: str, index: int) -> list[str] | None:
+    """The lines of cell ``index`` (1-based) of the notebook at ``path`` on disk now."""
+    cells = notebook_cells(path)
+    if cells is None or not 1 <= index <= len(cells):
+        return None
+    return list(cells[index - 1])

@@ -15,8 +15,9 @@ from pygls import uris
 from ...job.job import Job
 from ...job.spec import JobError
 from ...notebook.cell_paths import is_notebook
+from ...notebook.document import notebook_cells as cells_on_disk
 from ...schema.contract import PARTIAL_STATUSES
-from .. import cell_text, notebook_cells
+from .. import notebook_cells
 from ..annotations import canonical_uri, read_lines
 from ..arguments import ProfileArguments
 from ..jobrun import run_job
@@ -88,7 +89,7 @@ def _warn_unsaved(ls: BottleneckServer, script: str) -> None:
 def _notebook_edited(ls: BottleneckServer, uri: str, path: str) -> bool:
     """The notebook is open in the client with cells other than those on disk."""
     notebook = ls.workspace.get_notebook_document(notebook_uri=uri)
-    on_disk = cell_text.notebook_cells(path)
+    on_disk = cells_on_disk(path)
     if notebook is None or on_disk is None:
         return False
     documents = ls.workspace.text_documents

@@ -74,3 +74,23 @@ def interpreters() -> list[str]:
         if "shims" not in path.parts and path.is_file() and os.access(path, os.X_OK):
             found.setdefault(os.path.realpath(path), str(path))
     return list(found.values())
+
+
+# inductor's options the profiler turns on (runner/provenance.py): part of its cache key
+PROVENANCE_ENV = {"INDUCTOR_PROVENANCE": "1", "TORCHINDUCTOR_CPP_ENABLE_KERNEL_PROFILE": "1"}
+
+
+def warm_compile_cache(script: str, *args: str) -> None:
+    """Run a torch.compile script bare once, with the options the profiler sets, so that a
+    profile of it finds its compiled code in inductor's cache as a user's second run does (a
+    cold C++ compile on CI's two cores outweighs the few seconds the script trains)."""
+    import subprocess
+
+    done = subprocess.run(
+        [sys.executable, str(SCRIPTS / script), *args],
+        env={**os.environ, **PROVENANCE_ENV},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]

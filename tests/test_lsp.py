@@ -14,7 +14,7 @@ from lsprotocol import types
 from pygls import uris
 from pytest_lsp import LanguageClient
 
-from helpers import SCRIPTS, marker_line
+from helpers import SCRIPTS, marker_line, warm_compile_cache
 from lsp_helpers import (
     CONFIGS,
     SETTINGS,
@@ -514,6 +514,36 @@ async def test_a_client_that_never_answers_the_servers_requests_still_gets_its_p
         release.set()
         await asyncio.sleep(0.1)
         await close_session(client)
+
+
+async def test_a_compiled_forwards_hot_line_is_marked_with_its_kernels(client: LanguageClient) -> None:
+    """torch.compile (issue 47, part 3): the heavy line inside a compiled model's forward is
+    the first hotspot after the .backward() line, in the Hotspots view and the summary, with
+    a compiled marker and its kernels in its diagnostic, lens and hover; the def line has
+    none of the compiled forward's time."""
+    name = "compiled_forward.py"
+    warm_compile_cache(name, "0")
+    uri = uri_of(name)
+    result = await execute(
+        client, "bottleneck.profile", {"uri": uri, "args": ["8"], "passes": ["sample", "cpu"]}
+    )
+    assert result["status"] == "ok", result
+    heavy, backward = marker_line(name, "# HEAVY"), marker_line(name, "# BACKWARD")
+    view = await execute(client, "bottleneck.hotspots", uri)
+    lines = [row["line"] for row in view["rows"]]
+    assert heavy in lines and set(lines[: lines.index(heavy)]) <= {backward}, view["rows"][:3]
+    assert re.match(rf"{name}: done; top line {name}:({heavy}|{backward})\b", view["summary"]), view[
+        "summary"
+    ]
+    row = view["rows"][lines.index(heavy)]
+    assert re.match(r"\d+\.\d% wall · [\d.]+ (ms|s) · compiled: (cpp_fused_\w+|aten::mm)", row["lens"]), row[
+        "lens"
+    ]
+    assert "Compiled by torch.compile: " in row["hover"] and "cpp_fused_" in row["hover"], row["hover"]
+    diag = hot_diagnostic(client, name, "# HEAVY")
+    assert "; compiled by torch.compile: " in diag.message, diag.message
+    marked = {d.range.start.line + 1 for d in client.diagnostics.get(uri, []) if d.source == "bottleneck"}
+    assert marker_line(name, "# DEF") not in marked, marked
 
 
 async def test_graph_breaks_and_recompiles_are_diagnostics_on_their_lines(client: LanguageClient) -> None:

@@ -357,6 +357,7 @@ def _add_ops(rows: _Rows, part: Pass, with_cpu: bool, with_memory: bool) -> None
             row.backward = row.backward or entry.backward
             row.forward_lines = entry.forward_lines or row.forward_lines
             row.opaque = entry.opaque or row.opaque
+            row.compiled = entry.compiled or row.compiled
             row.exact = row.exact and entry.exact
         if not cuda:
             continue

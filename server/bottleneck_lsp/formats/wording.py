@@ -7,6 +7,9 @@ form (code lenses); ``verdict_sentence`` the CPU/GPU verdict. ``plain=True`` giv
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
+
 from ..analysis.distributed import ratio
 from ..analysis.ranking import (
     COLUMNS,
@@ -36,10 +39,13 @@ from ..schema.model import (
     Distributed,
     ForwardLink,
     GraphBreak,
+    MadeFrom,
     Recompile,
     Straggler,
     Verdict,
 )
+
+_GRAPH_PREFIX = re.compile(r"^graph_\d+_")  # inductor's C++ kernels' profiler events (``provenance.py``)
 
 NOTABLE_MEMORY_SHARE = Thresholds().min_memory_share
 RANK_SPREAD = Thresholds().rank_spread
@@ -188,7 +194,38 @@ def excess_sentence(s: Straggler, rank_s: float, others_s: float) -> str:
     )
 
 
-def forward_lines_text(row: Hotspot, links: list[ForwardLink]) -> str:
+def kernel_name(name: str) -> str:
+    """A compiled kernel's event as inductor names the kernel: ``graph_0_cpp_fused_relu_0`` ->
+    ``cpp_fused_relu_0`` (an extern kernel keeps its aten op's name)."""
+    return _GRAPH_PREFIX.sub("", name, count=1)
+
+
+def compiled_text(row: Hotspot, plain: bool = False) -> str:
+    """torch.compile's kernels on a line ("" for none): "compiled by torch.compile:
+    cpp_fused_add_mul_1, aten::addmm"; a kernel made from several lines names them, and the
+    part of its time this line was given (by how many of its ops each line gave it); a
+    backward line's kernels name the forward lines they differentiate."""
+    if not row.compiled:
+        return ""
+    quote = "" if plain else "`"
+    names = ", ".join(f"{quote}{kernel_name(k.name)}{quote}" for k in row.compiled[:3])
+    if row.backward:
+        return f"compiled backward by torch.compile: {names}"
+    text = f"compiled by torch.compile: {names}"
+    for kernel in row.compiled[:3]:
+        others = [m for m in kernel.made_from if (m.file, m.line) != (row.file, row.line)]
+        if not others:
+            continue
+        ops = sum(m.ops for m in kernel.made_from)
+        mine = ops - sum(m.ops for m in others)
+        text += (
+            f" ({quote}{kernel_name(kernel.name)}{quote} fused ops of {forward_lines_text(row, others)} too: "
+            f"its time split by ops, {mine} of {ops} here)"
+        )
+    return text
+
+
+def forward_lines_text(row: Hotspot, links: Sequence[ForwardLink | MadeFrom]) -> str:
     """The forward lines a backward line differentiates: ``line 23, 21`` in the row's file;
     in a notebook, by cell (``cell 3, line 11``); elsewhere, by file."""
     if all(f.file == row.file for f in links):
@@ -233,6 +270,8 @@ def message(row: Hotspot, plain: bool = False, memory_share: float = NOTABLE_MEM
     text = "; ".join(parts)
     if row.backward and row.forward_lines:
         text += "; backward of " + forward_lines_text(row, row.forward_lines[:3])
+    if row.compiled:
+        text += "; " + compiled_text(row, plain)
     spread = rank_spread(row)
     if spread:
         text += f"; {spread} ({spread_text(row, row.kind)})"
@@ -273,6 +312,10 @@ def lens(row: Hotspot, memory_share: float = NOTABLE_MEMORY_SHARE) -> str:
     if row.kind == DEVICE and row.kernels:
         top = row.kernels[0]
         head += f" · {kernel_label(top.name)} ×{top.count}"
+    elif row.compiled:
+        kernel = row.compiled[0].name
+        count = next((o.count for o in row.ops if o.name == kernel), 0)
+        head += f" · compiled: {kernel_name(kernel)}" + (f" ×{count}" if count else "")
     elif row.ops:
         head += f" · {row.ops[0].name} ×{row.ops[0].count}"
     rest = []

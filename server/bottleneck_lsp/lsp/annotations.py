@@ -495,6 +495,11 @@ def hover(annotations: list[Annotation], doc: Document | None) -> str:
                 + ", ".join(f"`{o.name}` ×{o.count} ({o.self_cpu_us / 1000:.1f} ms)" for o in row.ops[:5])
                 + "."
             )
+        if row.compiled:
+            said = wording.compiled_text(row)
+            notes.append(
+                f"{said[0].upper()}{said[1:]} (inductor's kernels, on the lines they were made from)."
+            )
         if row.kernels:
             notes.append(
                 "Device work launched here: "

@@ -12,7 +12,7 @@ call inside a range named after its line (``lineranges.py``), and ``ranges`` say
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol
 
@@ -20,6 +20,7 @@ from ..schema.contract import COLLECTIVE_PREFIXES
 from .comms import message_bytes
 from .device import WAIT_CALLS, Activity
 from .lineranges import Site
+from .provenance import CompiledGraph, CompiledGraphs, Place, event_key
 
 BACKWARD_PREFIX = "autograd::engine::evaluate_function: "
 NO_OP = "(device work outside any op)"
@@ -98,6 +99,8 @@ class LineStats:
     __slots__ = (
         "backward",
         "calls",
+        "compiled",
+        "compiled_links",
         "count",
         "device_count",
         "device_ns",
@@ -133,6 +136,10 @@ class LineStats:
         self.forward_links: dict[tuple[int, int], int] = {}
         self.forward_device_links: dict[tuple[int, int], int] = {}  # device time of backward kernels
         self.opaque: set[str] = set()  # compiled regions whose own lines are invisible
+        # torch.compile's kernels charged here (op name -> the lines they were made from, with
+        # their ops' counts: ``provenance.py``); a backward line's kernels' time per forward line
+        self.compiled: dict[str, tuple[tuple[str, int, int], ...]] = {}
+        self.compiled_links: dict[tuple[str, int], list[int]] = {}  # (file, line) -> [cpu ns, device ns]
         self.memory: list[int] | None = None  # see memory.account: allocated, count, freed, live at peak
 
 
@@ -156,13 +163,20 @@ class Attributor:
         kinds: EventKinds | None = None,
         device: bool = False,
         ranges: Mapping[str, Site] | None = None,
+        compiled: CompiledGraphs | None = None,
     ) -> None:
         """``marker``: the line marker's ``__torch_function__`` (its file and first line),
         whose call nodes the walk recognises (see ``_walk``). ``device``: keep what device
         attribution needs (ops by correlation id, the CPU's waits on the device).
         ``ranges``: the line marker's range names and the lines they stand for, when it
-        recorded without the Python tracer (``lineranges.py``)."""
+        recorded without the Python tracer (``lineranges.py``). ``compiled``: the graphs
+        torch.compile made in this run, whose kernels go to the lines they were made from
+        (``provenance.py``)."""
         kinds = kinds or EventKinds.of_torch()
+        self.compiled = compiled
+        # a kernel fused from several lines, charged to the first: (its line, its op name, its
+        # own time, its places), split after the walk (``_split_kernels``)
+        self._splits: list[tuple[LineStats, str, int, tuple[Place, ...]]] = []
         self.files = files
         self.marker = marker
         self.device = device
@@ -323,6 +337,7 @@ class Attributor:
         for root in others:
             context = self._backward_context(root.start_time_ns) if root.start_tid in engine else None
             self._walk(root, context)
+        self._split_kernels()
         self._uncount_contained()
 
     def _uncount_contained(self) -> None:
@@ -471,6 +486,13 @@ class Attributor:
                         # outside its ops is Python, which this pass's instruments slow down
                         # and the sample pass measures: counted, never charged as op time.
                         self._count_range(node, name, target)
+                        graph = self.compiled.of_range(name) if self.compiled is not None else None
+                        if graph is not None:  # a compiled graph's call: its kernels' lines
+                            moved = self._kernels(node, graph, ctx, push, parent_line, parent_name)
+                            if moved and link is not None:  # (linked to those lines instead)
+                                linked, key = link
+                                linked.forward_links[key] -= moved
+                            continue
                         for child in node.children:
                             push((child, ctx, parent_line, parent_name))
                         continue
@@ -608,6 +630,104 @@ class Attributor:
         self.event_count += events
         self.python_events += python
         self.total_self_ns += total
+
+    def _line_of(self, place: Place) -> LineStats | None:
+        key = (place.file, place.line, True)
+        return (
+            self._frames[key]
+            if key in self._frames
+            else self._context(_Frame(place.file, place.line, place.function), True)
+        )
+
+    def _kernels(
+        self,
+        node: Any,
+        graph: CompiledGraph,
+        ctx: LineStats | None,
+        push: Callable[[tuple[Any, LineStats | None, LineStats | None, str]], None],
+        parent_line: LineStats | None,
+        parent_name: str,
+    ) -> int:
+        """A compiled graph's call (``provenance.py``): each kernel's event, matched with the
+        graph's kernels of its name in calling order, goes to the first of the lines it was
+        made from (split over the others after the walk: ``_split_kernels``). A backward
+        graph's kernels stay on the ``.backward()`` line (``ctx``) and link to the forward
+        lines they were made from; returns that linked time (the caller takes it off the
+        link to the line that called the compiled function)."""
+        order = graph.in_order()
+        taken: dict[str, int] = {}
+        moved = 0
+        torch_op = self._torch_op
+        children = []
+        pending = list(node.children)
+        python = (self._py_call, self._py_ccall)
+        while pending:
+            child = pending.pop()
+            if child.tag.value in python or (self.ranges is not None and child.name in self.ranges):
+                # the wrapper's Python calls (the Python tracer's nodes), or the line marker's
+                # range around an extern kernel (a torch function the wrapper calls, seen from
+                # the compiled function's frame): the kernel is inside
+                pending.extend(child.children)
+            else:
+                children.append(child)
+        for child in sorted(children, key=lambda c: c.start_time_ns):
+            kernel = None
+            if child.tag.value == torch_op:
+                key = event_key(child.name)
+                queue = order.get(key)
+                index = taken.get(key, 0)
+                if queue is not None and index < len(queue):
+                    kernel = queue[index]
+                    taken[key] = index + 1
+            if kernel is None:
+                push((child, ctx, parent_line, parent_name))
+                continue
+            places = tuple(kernel.places)
+            made_from = tuple((p.file, p.line, p.ops) for p in places)
+            if graph.backward:
+                target = ctx if ctx is not None else self.unattributed
+                target.compiled[child.name] = made_from
+                dur = child.duration_time_ns
+                ops = kernel.ops
+                for p in places:
+                    acc = target.compiled_links.setdefault((p.file, p.line), [0, 0])
+                    acc[0] += dur * p.ops // ops
+                moved += dur
+                push((child, ctx, parent_line, parent_name))
+                continue
+            here = self._line_of(places[0]) or ctx
+            if here is None:
+                push((child, ctx, parent_line, parent_name))
+                continue
+            here.compiled[child.name] = made_from
+            if len(places) > 1:
+                inner = sum(c.duration_time_ns for c in child.children if c.tag.value == torch_op)
+                self._splits.append((here, child.name, child.duration_time_ns - inner, places))
+            push((child, here, parent_line, parent_name))
+        return moved
+
+    def _split_kernels(self) -> None:
+        """A kernel fused from ops of several lines: its own time, charged to the first, split
+        over them by how many of its ops each gave it (each line counts the kernel's call)."""
+        for here, name, own, places in self._splits:
+            ops = sum(p.ops for p in places)
+            entry = here.ops.get(name)
+            for place in places[1:]:
+                other = self._line_of(place)
+                part = own * place.ops // ops
+                if other is None or other is here or entry is None or part <= 0:
+                    continue
+                here.self_ns -= part
+                entry[0] -= part
+                other.self_ns += part
+                found = other.ops.get(name)
+                if found is None:
+                    other.ops[name] = [part, 0, 1]
+                else:
+                    found[0] += part
+                    found[2] += 1
+                other.compiled[name] = here.compiled[name]
+        self._splits.clear()
 
     def _count_range(self, node: Any, name: str, target: LineStats) -> None:
         """A record_function range on ``target``'s line: counted, timed in the op table's

@@ -16,6 +16,7 @@ from .device import Activity
 from .units import share, us
 
 TOP_KERNELS = 5
+TOP_MADE_FROM = 5  # a compiled kernel's lines listed
 KERNEL_NAME_CHARS = 300
 
 
@@ -56,7 +57,9 @@ def _line_entry(a: Attributor, s: LineStats) -> dict[str, Any]:
         "forward_lines": [],
         "opaque": sorted(s.opaque),
     }
-    if s.forward_links or s.forward_device_links:
+    if s.compiled:
+        entry["compiled"] = _compiled(s)
+    if s.forward_links or s.forward_device_links or s.compiled_links:
         by_line: dict[tuple[str, int], list[int]] = {}
         for links, slot in ((s.forward_links, 0), (s.forward_device_links, 1)):
             for key, ns in links.items():
@@ -64,12 +67,29 @@ def _line_entry(a: Attributor, s: LineStats) -> dict[str, Any]:
                 if fwd is not None and fwd.line > 0:  # 0: module-level code, no line known
                     acc = by_line.setdefault((fwd.file, fwd.line), [0, 0])
                     acc[slot] += ns
+        for place, (cpu_ns, device_ns) in s.compiled_links.items():  # compiled backward kernels
+            acc = by_line.setdefault(place, [0, 0])
+            acc[0] += cpu_ns
+            acc[1] += device_ns
         ranked = sorted(by_line.items(), key=lambda kv: kv[1][0] + kv[1][1], reverse=True)[:TOP_LINKS]
         entry["forward_lines"] = [
             {"file": f, "line": ln, "backward_cpu_us": us(ns[0]), "backward_device_us": us(ns[1])}
             for (f, ln), ns in ranked
         ]
     return entry
+
+
+def _compiled(s: LineStats) -> list[dict[str, Any]]:
+    """The line's ops that are torch.compile's kernels (the most time first), each with the
+    lines it was made from and their ops."""
+    ranked = sorted(s.compiled, key=lambda name: sum(s.ops.get(name, (0, 0))[:2]), reverse=True)
+    return [
+        {
+            "name": name,
+            "made_from": [{"file": f, "line": ln, "ops": n} for f, ln, n in s.compiled[name][:TOP_MADE_FROM]],
+        }
+        for name in ranked[:TOP_OPS]
+    ]
 
 
 def _kernels(kernels: dict[str, list[int]]) -> list[dict[str, Any]]:

@@ -17,10 +17,11 @@ from typing import Any
 
 from ..schema.contract import PYTHON_HEAVY_CALLS, PYTHON_HEAVY_RATIO
 from ..schema.model import PassName
-from . import device, scriptprofiler
+from . import device, provenance, scriptprofiler
 from .attribution import Attributor, LineStats
 from .autograddoc import autograd_document, compile_work_note
 from .cprofilepass import CProfilePass
+from .dynamo_log import DynamoLog
 from .entrycount import EntryCounter
 from .linemarker import (
     MemoryGuard,
@@ -33,6 +34,7 @@ from .linemarker import (
 from .lineranges import LineRanges
 from .paths import FileClassifier
 from .profilerconfig import make_profiler, records_every_thread
+from .provenance import CompiledGraphs
 from .rawsave import save_raw
 from .units import us
 
@@ -120,6 +122,13 @@ class AutogradPass:
         )
         self.script_calls = ScriptCallMarker(torch, self.ranges) if exact_lines else None
         self.exact_lines = exact_lines
+        # torch.compile's graphs, whose kernels go to the lines they were made from
+        # (``provenance.py``), from TorchDynamo's trace while the script runs
+        self.compiled: CompiledGraphs | None = None
+        self.trace: DynamoLog | None = None
+        if provenance.enable(torch):
+            self.compiled = CompiledGraphs(files)
+            self.trace = DynamoLog(torch, files, self.compiled)
         self.started = 0.0
         self.stopped = 0.0
         self.recorded_until = 0.0
@@ -172,6 +181,8 @@ class AutogradPass:
         self._budget_reached("script_profiler")  # the recording ends early, as at the budget
 
     def start(self) -> None:
+        if self.trace is not None and not self.trace.install(wrap=False):
+            self.trace = None
         self.profiler.__enter__()
         self.recording = True
         self._unyield = scriptprofiler.yield_to_script(self._yield_to_script)
@@ -197,6 +208,8 @@ class AutogradPass:
             self.cprofile.stop()
         if self.counter is not None:
             self.counter.disable()
+        if self.trace is not None:
+            self.trace.uninstall()
         self.stopped = time.perf_counter()
         if self._unyield is not None:
             self._unyield()
@@ -238,6 +251,7 @@ class AutogradPass:
             marker_site,
             device=self.device is not None,
             ranges=self.ranges.table if self.ranges is not None else None,
+            compiled=self.compiled,
         )
         if entries is not None:
             attributor.take_function_entries(entries)

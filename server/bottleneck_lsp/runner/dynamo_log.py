@@ -22,6 +22,7 @@ import sys
 from typing import Any
 
 from .paths import FileClassifier
+from .provenance import CompiledGraphs
 
 _BREAK_AT = re.compile(r"Graph break in user code at (?P<file>.+):(?P<line>\d+)")
 _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
@@ -84,9 +85,11 @@ class _Listener(logging.Handler):
 
 
 class DynamoLog:
-    def __init__(self, torch: Any, files: FileClassifier) -> None:
+    def __init__(self, torch: Any, files: FileClassifier, graphs: CompiledGraphs | None = None) -> None:
+        """``graphs``: where inductor's records of the graphs it compiles go (``provenance.py``)."""
         self.torch = torch
         self.files = files
+        self.compiled = graphs
         internal = getattr(getattr(torch, "_logging", None), "_internal", None)
         self.logger: logging.Logger | None = getattr(internal, "trace_log", None)
         self.listener = _Listener(self)
@@ -102,7 +105,8 @@ class DynamoLog:
         self._compile: Any = None
 
     # -- listening ----------------------------------------------------------------------------
-    def install(self) -> bool:
+    def install(self, wrap: bool = True) -> bool:
+        """Listen to the trace; ``wrap``: and to torch.compile's calls (their lines)."""
         logger = self.logger
         if logger is None or not isinstance(logger, logging.Logger):
             return False
@@ -110,7 +114,8 @@ class DynamoLog:
         if not logger.isEnabledFor(logging.DEBUG):
             logger.setLevel(logging.DEBUG)
         logger.addHandler(self.listener)
-        self._wrap_compile()
+        if wrap:
+            self._wrap_compile()
         return True
 
     def uninstall(self) -> None:
@@ -123,6 +128,8 @@ class DynamoLog:
             self.torch.compile = self._compile
 
     def record(self, metadata: dict[str, Any], payload: Any) -> None:
+        if self.compiled is not None:  # (a graph compiled again for our windows runs too)
+            self.compiled.record(metadata, payload)
         frame = metadata.get("frame_id")
         if (frame, metadata.get("frame_compile_id")) in self.ours:
             return

@@ -29,6 +29,22 @@ def _is_under(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
+# torch.compile's generated code (inductor's wrappers and kernels): never the user's, even
+# where its cache lies under the user's folder (TMPDIR or TORCHINDUCTOR_CACHE_DIR there)
+_GENERATED_MARKER = os.sep + "torchinductor_"
+_GENERATED_VARIABLES = ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR")
+
+
+def _generated(real: str) -> bool:
+    if _GENERATED_MARKER in real:
+        return True
+    for variable in _GENERATED_VARIABLES:
+        folder = os.environ.get(variable)
+        if folder and _is_under(real, os.path.realpath(folder)):
+            return True
+    return False
+
+
 _runner_files: dict[str, bool] = {}
 
 
@@ -91,7 +107,7 @@ class FileClassifier:
 
     def _classify(self, path: str) -> str | None:
         real = os.path.realpath(path)
-        if any(marker in real for marker in _LIBRARY_MARKERS):
+        if any(marker in real for marker in _LIBRARY_MARKERS) or _generated(real):
             return None
         if any(_is_under(real, d) for d in self._excluded):
             return None

@@ -13,11 +13,12 @@ from collections.abc import Callable
 from typing import Any
 
 from ..schema.contract import WINDOWS_NOTE
-from . import compiletime, device, scriptprofiler
+from . import compiletime, device, provenance, scriptprofiler
 from .callsites import position_fields
 from .dynamo_log import DynamoLog
 from .paths import FileClassifier
 from .profilerconfig import make_profiler
+from .provenance import CompiledGraphs
 from .rawsave import save_raw
 from .sampler import ThreadSampler
 from .windows import Windows
@@ -56,6 +57,7 @@ class SamplePass:
         self.script_profiler: scriptprofiler.Starter | None = None  # who started one, where
         self.windows: Windows | None = None  # the cpu pass, recorded in windows of this run
         self.dynamo: DynamoLog | None = None  # torch.compile's graph breaks and recompiles
+        self.graphs: CompiledGraphs | None = None  # ... and the graphs it made (``provenance.py``)
         self.progress = ""  # where the one run's progress goes (``contract.progress_file``)
         self.progressed = 0.0  # when it was last written
 
@@ -74,11 +76,19 @@ class SamplePass:
         # (an import torch makes for the script is not recorded: its time is never set apart)
         self.sampler.windowed = lambda: windows.hooked and not windows.importing
         windows.calibrate(os.path.dirname(self.script) or os.getcwd())
+        if self.graphs is not None:
+            windows.attributor.compiled = self.graphs
 
     def listen_to_compile(self, torch: Any) -> None:
         """Keep torch.compile's graph breaks and recompiles of this run (``dynamo_log.py``),
-        from ``start`` to ``stop``."""
-        self.dynamo = DynamoLog(torch, self.files)
+        and the graphs it makes, whose kernels go to the lines they were made from, in the
+        sampler's looks and the windows' ops (``provenance.py``), from ``start`` to ``stop``."""
+        if provenance.enable(torch):
+            self.graphs = CompiledGraphs(self.files)
+            self.graphs.on_graph.append(self.sampler.compiled_graph)
+            if self.windows is not None:
+                self.windows.attributor.compiled = self.graphs
+        self.dynamo = DynamoLog(torch, self.files, self.graphs)
 
     def start(self) -> None:
         if self.dynamo is not None and not self.dynamo.install():

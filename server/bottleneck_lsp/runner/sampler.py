@@ -72,17 +72,19 @@ thread's objects. Not measured: how often another thread's frame ends during a l
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 import threading
 import time
 from collections.abc import Callable
-from types import FrameType
+from types import CodeType, FrameType
 from typing import Any
 
 from .bytecode import CHECKS_AFTER_PYTHON_CALLS, Site, c_ops_before, held_here, in_c_call, line_of
 from .paths import FileClassifier, is_runner_file
 from .peakrss import PeakWatch
+from .provenance import CompiledGraph
 from .stacks import StackTable
 
 # The kernel's own view of the timer, kept before ``_TimerGuard`` wraps ``signal.getitimer``
@@ -198,6 +200,8 @@ class ThreadSampler:
         self.overhead_ns = 0  # the sampler thread's own CPU time
         self.timer_released = False
         self._paths: dict[str, str | None] = {}
+        self._wrappers: dict[str, CompiledGraph] = {}  # torch.compile's generated code (``compiled_graph``)
+        self._named_codes: dict[tuple[CodeType, str], CodeType] = {}
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._thread_looked = 0  # when the thread last ran (it needs the GIL to run at all)
@@ -275,16 +279,45 @@ class ThreadSampler:
         return sites
 
     def _user_site(self, sites: list[Site]) -> tuple[str, Site] | None:
-        """The innermost of ``sites`` in the user's files, and its path."""
+        """The innermost of ``sites`` in the user's files, and its path. A compiled graph's
+        wrapper at a kernel's call stands for the line the kernel was made from
+        (``compiled_graph``)."""
         paths = self._paths
         for site in sites:
             name = site[0].co_filename
             path = paths.get(name, "")
             if path == "":
+                graph = self._wrappers.get(name)
+                if graph is not None:  # (never cached in ``paths``: ``_capture`` keeps its frames)
+                    placed = self._kernel_site(graph, site)
+                    if placed is not None:
+                        return placed
+                    continue
                 path = paths[name] = self.files.resolve(name)
             if path is not None:
                 return path, site
         return None
+
+    def compiled_graph(self, graph: CompiledGraph) -> None:
+        """torch.compile made ``graph`` (``provenance.py``): a look at its wrapper's call of a
+        kernel goes to a line the kernel was made from (in turn, by their ops, for a fused
+        kernel), as if that line ran it. A backward graph's stay on the ``.backward()`` line,
+        as eager backward ops' do."""
+        if graph.backward:
+            return
+        for name in {graph.wrapper, os.path.realpath(graph.wrapper)}:
+            self._wrappers[name] = graph
+            self._paths.pop(name, None)
+
+    def _kernel_site(self, graph: CompiledGraph, site: Site) -> tuple[str, Site] | None:
+        kernel = graph.at_line.get(site[2])
+        if kernel is None:
+            return None
+        place = kernel.pick()
+        code = self._named_codes.get((site[0], place.function))
+        if code is None:
+            code = self._named_codes[(site[0], place.function)] = site[0].replace(co_name=place.function)
+        return place.file, (code, -1, place.line)
 
     def _key(self, sites: list[Site]) -> tuple[str, int] | None:
         """The user's line a look at ``sites`` is charged to."""

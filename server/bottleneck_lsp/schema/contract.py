@@ -13,11 +13,12 @@ from dataclasses import dataclass, field
 from .model import PassName, PassStatus
 
 SCHEMA_NAME = "bottleneck-lsp.result"
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 # what readers accept: version 3 is version 4 without the files' line hashes
 # (``Document.sources``), version 2 is version 3 without one-run windows (``Pass.windows``,
-# ``Document.runs``): every field they have means the same
-READABLE_VERSIONS = (2, 3, 4, 5)
+# ``Document.runs``): every field they have means the same; version 5 is version 6 without
+# torch.compile's kernels on their lines (``OpLine.compiled``)
+READABLE_VERSIONS = (2, 3, 4, 5, 6)
 # How the notes on the one run's windows open (the sample pass's on their cost, the cpu
 # pass's on what they cover): a cell's table says coverage its own way (formats/cell_table.py)
 WINDOWS_NOTE = "the cpu pass recorded in"

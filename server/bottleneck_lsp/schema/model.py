@@ -458,6 +458,25 @@ class ForwardLink(Node):
 
 
 @dataclass(kw_only=True)
+class MadeFrom(Node):
+    """A line of the user's files a compiled kernel was made from: ``ops`` of its FX nodes."""
+
+    file: str
+    line: int
+    ops: int = 1
+
+
+@dataclass(kw_only=True)
+class CompiledKernel(Node):
+    """One of a line's ops that torch.compile generated (``name`` as in ``ops``), with the
+    lines inductor made it from (its provenance). A kernel made from several lines has its
+    time split over them by their ``ops``; a backward line's kernels differentiate them."""
+
+    name: str
+    made_from: list[MadeFrom] = field(default_factory=list)
+
+
+@dataclass(kw_only=True)
 class LineMemory(Node):
     """What a line's ops allocated during an autograd pass (``profile_memory``)."""
 
@@ -506,6 +525,7 @@ class OpLine(Node):
     backward: bool = False
     forward_lines: list[ForwardLink] = field(default_factory=list)
     opaque: list[str] = field(default_factory=list)
+    compiled: list[CompiledKernel] = field(default_factory=list)
     device_count: int = 0
     kernels: list[Kernel] = field(default_factory=list)
     wait_us: float = 0.0
@@ -729,6 +749,7 @@ class RankedLine(Node):
     forward_lines: list[ForwardLink] = field(default_factory=list)
     calls: list[CallFromLine] = field(default_factory=list)
     opaque: list[str] = field(default_factory=list)
+    compiled: list[CompiledKernel] = field(default_factory=list)
     memory: LineMemory | None = None
     # the one run: the sampler found the line, no window of the cpu pass recorded it
     unrecorded: bool = False

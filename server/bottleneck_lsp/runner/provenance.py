@@ -1,0 +1,261 @@
+"""The kernels torch.compile generated, on the source lines they were made from.
+
+Inductor keeps, for each kernel it generates, the stack traces of the FX nodes it was made
+from (its *provenance*: ``torch._inductor.config.trace.provenance_tracking_level``), and
+writes them to its structured trace as the artifact
+``inductor_provenance_tracking_kernel_stack_traces``: ``{"cpp_fused_add_mul_1:4": [trace,
+...]}``, the kernel's name and its *debug handle*, the same handle commented in the
+generated wrapper's code right above the kernel's call (``# [Provenance debug handles]
+cpp_fused_add_mul_1:4``). Its records for one graph come in one order, on a cache hit as on
+a miss: ``inductor_output_code`` (the wrapper's file), the provenance, then
+``fx_graph_cache_{hit,miss,bypass}`` (the graph's cache key, which names the profiler's
+``## Call CompiledFxGraph <key> ##`` range around each call of the graph).
+
+From them, for each graph (``CompiledGraph``):
+- the op recording (``attribution.py``) charges each kernel's event under that range to the
+  kernel's lines: a C++ kernel is its own event with ``cpp.enable_kernel_profile``
+  (``graph_0_cpp_fused_add_mul_1``), an extern kernel is the aten op it calls
+  (``extern_kernels.addmm`` -> ``aten::addmm``), matched in the order the wrapper calls them;
+- the sampler (``sampler.py``) charges a look at the wrapper's frame, at a kernel's call, to
+  that kernel's lines.
+A kernel fused from ops of several lines is split over them by how many of its ops (FX
+nodes with a stack trace) each line gave it (``Kernel.places``). A backward graph's kernels
+stay on the ``.backward()`` line, as eager backward ops do, and link to the forward lines
+they differentiate.
+
+``enable`` turns both options on before the script runs. They change what inductor
+generates (a profiler range around each C++ kernel) and its cache key: a profiled compile
+does not reuse a bare run's cached code, and its compiled code keeps about its speed
+(``benchmarks/compiled_kernels.py``).
+
+Standard library only (torch is handed in): it runs in the user's interpreter.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+from .paths import FileClassifier
+
+STACK_TRACES = "inductor_provenance_tracking_kernel_stack_traces"
+CACHE_ARTIFACTS = frozenset({"fx_graph_cache_hit", "fx_graph_cache_miss", "fx_graph_cache_bypass"})
+OUTPUT_CODE = "inductor_output_code"
+CALL_RANGE = "## Call CompiledFxGraph "  # + key + " ##": the profiler's range around a graph's call
+HANDLE_COMMENT = "[Provenance debug handles] "
+# inductor's options, set through its environment variables when its config is not loaded yet
+# (loading it imports torch's compiler stack: a second of start-up for a script that never
+# compiles), else on the loaded config
+OPTIONS = (
+    ("INDUCTOR_PROVENANCE", "1", ("trace", "provenance_tracking_level"), 1),
+    ("TORCHINDUCTOR_CPP_ENABLE_KERNEL_PROFILE", "1", ("cpp", "enable_kernel_profile"), True),
+)
+MAX_GRAPHS = 1000
+
+_FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<function>\S+)')
+_GRAPH_PREFIX = re.compile(r"^graph_\d+_")
+_ATEN = re.compile(r"^(?:torch\.ops\.)?aten\.(?P<op>[A-Za-z0-9_]+)(?:\.[A-Za-z0-9_]+)?$")
+
+
+def enable(torch: Any) -> bool:
+    """Turn inductor's provenance and per-kernel profiler events on for this process (the
+    user's own setting of either is kept). False: this torch has neither."""
+    config = sys.modules.get("torch._inductor.config")
+    found = False
+    for variable, value, (section, name), setting in OPTIONS:
+        if config is None:
+            if variable not in os.environ:
+                os.environ[variable] = value
+            found = True
+            continue
+        part = getattr(config, section, None)
+        if part is not None and hasattr(part, name):
+            found = True
+            if variable not in os.environ:
+                setattr(part, name, setting)
+    return found and torch is not None
+
+
+def event_key(name: str) -> str:
+    """A profiler event's name as the provenance names its kernel: ``graph_0_cpp_fused_x_1``
+    -> ``cpp_fused_x_1``; an aten op stays ``aten::addmm``."""
+    return _GRAPH_PREFIX.sub("", name, count=1)
+
+
+def kernel_key(name: str) -> str:
+    """A kernel's name in the provenance as its profiler event is named (``event_key``):
+    ``extern_kernels.addmm`` and ``aten.addmm.default`` -> ``aten::addmm``."""
+    if name.startswith("extern_kernels."):
+        return "aten::" + name.removeprefix("extern_kernels.")
+    match = _ATEN.match(name)
+    if match is not None:
+        return "aten::" + match.group("op")
+    return name
+
+
+@dataclass
+class Place:
+    """One of the user's lines a kernel was made from: ``ops`` of its FX nodes came from it."""
+
+    file: str
+    line: int
+    function: str
+    ops: int
+
+
+@dataclass
+class Kernel:
+    name: str  # as the provenance names it (``cpp_fused_add_mul_1``, ``extern_kernels.addmm``)
+    handle: int
+    places: list[Place]  # the most ops first
+    looks: list[int] = field(default_factory=list)  # the sampler's looks given to each place
+
+    @property
+    def ops(self) -> int:
+        return sum(p.ops for p in self.places)
+
+    def pick(self) -> Place:
+        """The place the sampler's next look at this kernel goes to: in turn, each place as
+        often as its part of the kernel's ops (a look is not split)."""
+        if len(self.places) == 1:
+            return self.places[0]
+        if not self.looks:
+            self.looks = [0] * len(self.places)
+        total = sum(self.looks) + 1
+        ops = self.ops
+        best = max(range(len(self.places)), key=lambda i: self.places[i].ops * total / ops - self.looks[i])
+        self.looks[best] += 1
+        return self.places[best]
+
+
+@dataclass
+class CompiledGraph:
+    key: str  # inductor's FX graph cache key
+    wrapper: str  # the generated wrapper module's file
+    backward: bool  # an AOTAutograd backward graph (its inputs include tangents)
+    kernels: list[Kernel]  # in the wrapper's order (the debug handles')
+    at_line: dict[int, Kernel]  # a line of the wrapper -> the kernel it calls
+
+    def in_order(self) -> dict[str, list[Kernel]]:
+        """The kernels by their events' name (``kernel_key``), each name's in calling order."""
+        out: dict[str, list[Kernel]] = {}
+        for kernel in self.kernels:
+            out.setdefault(kernel_key(kernel.name), []).append(kernel)
+        return out
+
+
+def places_of(traces: list[str], files: FileClassifier) -> list[Place]:
+    """A kernel's lines: of each of its FX nodes' stack traces, the innermost frame in the
+    user's files; counted per line, the most first."""
+    counted: dict[tuple[str, int], Place] = {}
+    for trace in traces:
+        found = None
+        for match in _FRAME.finditer(trace):
+            path = files.resolve(match.group("file"))
+            if path is not None:
+                found = (path, int(match.group("line")), match.group("function"))
+        if found is None:
+            continue
+        place = counted.get(found[:2])
+        if place is None:
+            counted[found[:2]] = Place(found[0], found[1], found[2], 1)
+        else:
+            place.ops += 1
+    return sorted(counted.values(), key=lambda p: (-p.ops, p.file, p.line))
+
+
+def read_wrapper(path: str) -> tuple[dict[int, int], bool]:
+    """The generated wrapper's lines that call a kernel (line -> the kernel's debug handle:
+    the first statement after its handle's comment), and whether it is a backward graph's."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            lines = handle.read().splitlines()
+    except (OSError, UnicodeDecodeError):
+        return {}, False
+    calls: dict[int, int] = {}
+    backward = False
+    waiting: int | None = None
+    for number, text in enumerate(lines, start=1):
+        stripped = text.strip()
+        if stripped.endswith("= args") and "tangents_" in stripped:
+            backward = True
+        at = stripped.find(HANDLE_COMMENT)
+        if stripped.startswith("#"):
+            if at >= 0:
+                _, _, handle_text = stripped[at + len(HANDLE_COMMENT) :].rpartition(":")
+                waiting = int(handle_text) if handle_text.isdigit() else None
+            continue
+        if waiting is not None and stripped:
+            calls[number] = waiting
+            waiting = None
+    return calls, backward
+
+
+class CompiledGraphs:
+    """The graphs inductor compiled in this run, from its structured trace (``dynamo_log.py``
+    hands each record to ``record``)."""
+
+    def __init__(self, files: FileClassifier) -> None:
+        self.files = files
+        self.by_key: dict[str, CompiledGraph] = {}
+        self.by_wrapper: dict[str, CompiledGraph] = {}
+        self._wrapper = ""  # the graph being compiled: its wrapper's file
+        self._traces: dict[str, list[str]] | None = None  # ... and its provenance
+        self.on_graph: list[Any] = []  # called with each new graph (the sampler's registration)
+
+    def record(self, metadata: dict[str, Any], payload: Any) -> None:
+        if OUTPUT_CODE in metadata:
+            found = metadata[OUTPUT_CODE] or {}
+            self._wrapper = str(found.get("file_path") or found.get("filename") or "")
+            self._traces = None
+            return
+        artifact = metadata.get("artifact")
+        if not isinstance(artifact, dict) or not isinstance(payload, str):
+            return
+        name = artifact.get("name")
+        if name == STACK_TRACES:
+            try:
+                traces = json.loads(payload)
+            except ValueError:
+                return
+            self._traces = traces if isinstance(traces, dict) else None
+        elif name in CACHE_ARTIFACTS:
+            try:
+                key = json.loads(payload).get("key")
+            except (ValueError, AttributeError):
+                key = None
+            self._graph(str(key) if key else "")
+
+    def _graph(self, key: str) -> None:
+        traces, wrapper = self._traces, self._wrapper
+        self._traces, self._wrapper = None, ""
+        if not traces or not wrapper or len(self.by_wrapper) >= MAX_GRAPHS:
+            return
+        calls, backward = read_wrapper(wrapper)
+        kernels: dict[int, Kernel] = {}
+        for named, stack in traces.items():
+            name, _, handle = str(named).rpartition(":")
+            if not handle.isdigit() or not isinstance(stack, list):
+                continue
+            places = places_of([str(s) for s in stack], self.files)
+            if places:
+                kernels[int(handle)] = Kernel(name, int(handle), places)
+        if not kernels:
+            return
+        at_line = {line: kernels[h] for line, h in calls.items() if h in kernels}
+        graph = CompiledGraph(key, wrapper, backward, [kernels[h] for h in sorted(kernels)], at_line)
+        if key:
+            self.by_key[key] = graph
+        self.by_wrapper[wrapper] = graph
+        for call in self.on_graph:
+            call(graph)
+
+    def of_range(self, name: str) -> CompiledGraph | None:
+        """The graph a ``## Call CompiledFxGraph <key> ##`` range runs, if known."""
+        if not name.startswith(CALL_RANGE):
+            return None
+        return self.by_key.get(name[len(CALL_RANGE) :].removesuffix(" ##").strip())

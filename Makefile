@@ -144,6 +144,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/autograd_body.py
 	$(PY) benchmarks/marker_cost.py
 	$(PY) benchmarks/shapes.py
+	$(PY) benchmarks/compiled_kernels.py
 	$(PY) benchmarks/lsp_latency.py
 	$(PY) benchmarks/soak.py
 

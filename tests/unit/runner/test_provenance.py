@@ -14,6 +14,7 @@ from bottleneck_lsp.runner.attribution import Attributor
 from bottleneck_lsp.runner.lineranges import Site
 from bottleneck_lsp.runner.paths import FileClassifier
 from bottleneck_lsp.runner.provenance import (
+    CompiledGraph,
     CompiledGraphs,
     Kernel,
     Place,
@@ -109,21 +110,28 @@ def _op(name: str, start: int, end: int, children: list[dict[str, Any]] | None =
     }
 
 
+def graph_call(graphs: CompiledGraphs, name: str) -> tuple[CompiledGraph, dict[str, Any]]:
+    """A graph's call as the profiler records it: its range (from 500 ns) around one event per
+    kernel, 100 ns each, in the wrapper's order (a C++ kernel's own event, an extern kernel's
+    aten op)."""
+    key = json.loads((FIXTURES / f"{name}_provenance.json").read_text())["key"]
+    graph = graphs.by_key[key]
+    events = []
+    at = 1000
+    for kernel in graph.kernels:
+        event = kernel_key(kernel.name)
+        events.append(_op(event if event.startswith("aten::") else f"graph_0_{event}", at, at + 100))
+        at += 200
+    return graph, _op(f"## Call CompiledFxGraph {key} ##", 500, at, events)
+
+
 def test_the_op_walk_charges_each_kernel_to_its_lines(tmp_path: Path) -> None:
     """A forward graph's call as the profiler records it: each kernel event under the
     graph's range, in the wrapper's order, goes to its line; the fused one is split by ops."""
     graphs = compiled(tmp_path)
-    key = json.loads((FIXTURES / "forward_provenance.json").read_text())["key"]
-    forward = graphs.by_key[key]
-    events = []
-    at = 1000
-    for kernel in forward.kernels:
-        name = kernel_key(kernel.name)
-        events.append(_op(name if name.startswith("aten::") else f"graph_0_{name}", at, at + 100))
-        at += 200
-    tree = _nodes([_op(f"## Call CompiledFxGraph {key} ##", 0, at, events)])
+    forward, call = graph_call(graphs, "forward")
     walk = Attributor(FileClassifier([str(SCRIPTS)]), kinds=REPLAY_KINDS, compiled=graphs)
-    walk.consume(tree)
+    walk.consume(_nodes([call]))
     by_line = {s.line: s for s in walk.lines.values() if s.self_ns}
     assert set(by_line) == {LIGHT, HEAVY, OUT}, by_line
     assert sum(s.self_ns for s in by_line.values()) == 100 * len(forward.kernels)
@@ -144,16 +152,9 @@ def test_backward_kernels_stay_on_the_backward_line_linked_to_their_forward_line
     run records it): its kernels are that line's ops, linked to the forward lines they were
     made from, and taken off the link to the line that called the compiled function."""
     graphs = compiled(tmp_path)
-    key = json.loads((FIXTURES / "backward_provenance.json").read_text())["key"]
-    backward = graphs.by_key[key]
+    backward, call = graph_call(graphs, "backward")
     assert backward.backward
-    events = []
-    at = 1000
-    for kernel in backward.kernels:
-        name = kernel_key(kernel.name)
-        events.append(_op(name if name.startswith("aten::") else f"graph_0_{name}", at, at + 100))
-        at += 200
-    call = _op(f"## Call CompiledFxGraph {key} ##", 500, at, events)
+    at = call["end_time_ns"]
     engine = _op("autograd::engine::evaluate_function: CompiledFunctionBackward", 0, at + 500, [call])
     engine["extra_fields"]["sequence_number"] = 7
     backward_line = marker("# BACKWARD")

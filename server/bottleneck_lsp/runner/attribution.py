@@ -764,35 +764,53 @@ class Attributor:
             dur = a.duration_ns
             self.total_device_ns += dur
             owner = correlation.get(a.linked_correlation_id)
+            made_from = None
             if owner is None:
                 target, op_name = self.unattributed, NO_OP
             else:
                 target, op_name, start, tid = owner
-                if target.backward:
+                made_from = target.compiled.get(op_name) if target.compiled else None
+                if target.backward and made_from:
+                    # a compiled backward kernel's work: for the forward lines it was made from
+                    weight = sum(n for _, _, n in made_from)
+                    for file, line, n in made_from:
+                        acc = target.compiled_links.setdefault((file, line), [0, 0])
+                        acc[1] += dur * n // weight
+                elif target.backward:
                     seq = self._backward_seq(tid, start)
                     if seq is not None:
                         links = target.forward_device_links
                         links[(tid, seq)] = links.get((tid, seq), 0) + dur
-            target.device_ns += dur
-            target.device_count += 1
-            if self.device_timeline is not None:
-                self.device_timeline.append((a, target, op_name))
-            kernel = target.kernels.get(a.name)
-            if kernel is None:
-                target.kernels[a.name] = [dur, 1]
-            else:
-                kernel[0] += dur
-                kernel[1] += 1
-            entry = target.ops.get(op_name)
-            if entry is None:
-                target.ops[op_name] = [0, dur, 0]
-            else:
-                entry[1] += dur
             op = self.ops.get(op_name)
             if op is None:
                 op = self.ops[op_name] = OpStats()
             op.device_ns += dur
+            if made_from is not None and len(made_from) > 1 and not target.backward:
+                # a compiled kernel fused from several lines: its work split as its CPU time is
+                weight = sum(n for _, _, n in made_from)
+                for file, line, n in made_from:
+                    here = self._line_of(Place(file, line, target.function, n))
+                    self._charge_device(here or target, a, op_name, dur * n // weight)
+                continue
+            self._charge_device(target, a, op_name, dur)
         return seen
+
+    def _charge_device(self, target: LineStats, a: Activity, op_name: str, dur: int) -> None:
+        target.device_ns += dur
+        target.device_count += 1
+        if self.device_timeline is not None:
+            self.device_timeline.append((a, target, op_name))
+        kernel = target.kernels.get(a.name)
+        if kernel is None:
+            target.kernels[a.name] = [dur, 1]
+        else:
+            kernel[0] += dur
+            kernel[1] += 1
+        entry = target.ops.get(op_name)
+        if entry is None:
+            target.ops[op_name] = [0, dur, 0]
+        else:
+            entry[1] += dur
 
     def _backward_seq(self, tid: int, start_ns: int) -> int | None:
         """The sequence number of the top-level backward op that ran an op starting at

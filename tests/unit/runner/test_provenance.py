@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from bottleneck_lsp.runner.attribution import Attributor
+from bottleneck_lsp.runner.device import Activity
 from bottleneck_lsp.runner.lineranges import Site
 from bottleneck_lsp.runner.paths import FileClassifier
 from bottleneck_lsp.runner.provenance import (
@@ -175,3 +176,44 @@ def test_backward_kernels_stay_on_the_backward_line_linked_to_their_forward_line
     )
     # the engine's op keeps only what the kernels did not take (its own time)
     assert sum(stats.forward_links.values()) == at + 500 - 100 * len(backward.kernels)
+
+
+def test_device_work_of_compiled_kernels_follows_their_lines(tmp_path: Path) -> None:
+    """On a GPU a kernel's device work is charged through the op that launched it (the
+    correlation id): a forward kernel fused from several lines splits it as its CPU time,
+    and a backward graph's kernel links it to the forward lines it was made from, not to the
+    line that called the compiled function. (The replayed shape of a GPU run: the Triton path
+    itself has not run on a GPU yet.)"""
+    graphs = compiled(tmp_path)
+    forward, call = graph_call(graphs, "forward")
+    backward, back_call = graph_call(graphs, "backward")
+    activities = []
+    for number, event in enumerate([*call["children"], *back_call["children"]], start=1):
+        event["correlation_id"] = number
+        activities.append(Activity(f"kernel_{number}", True, 0, 1000, number, 0))
+    back_call["start_time_ns"], back_call["end_time_ns"] = 10_000, 20_000
+    for event in back_call["children"]:
+        event["start_time_ns"] += 10_000
+        event["end_time_ns"] += 10_000
+    engine = _op("autograd::engine::evaluate_function: CompiledFunctionBackward", 9_000, 21_000, [back_call])
+    engine["extra_fields"]["sequence_number"] = 7
+    walk = Attributor(
+        FileClassifier([str(SCRIPTS)]),
+        kinds=REPLAY_KINDS,
+        device=True,
+        ranges={"§1": Site(SCRIPT, marker("# BACKWARD"), "<module>", True)},
+        compiled=graphs,
+    )
+    walk.consume(_nodes([call, _op("§1", 8_000, 22_000, [engine])]))
+    walk.add_device_events(activities)
+    lines = {s.line: s for s in walk.lines.values()}
+    fused = next(k for k in forward.kernels if len(k.places) > 1)
+    event = f"graph_0_{fused.name}"
+    split = {line: lines[line].ops[event][1] for line in (p.line for p in fused.places)}
+    assert split == {p.line: 1000 * p.ops // fused.ops for p in fused.places}, split
+    back = lines[marker("# BACKWARD")]
+    assert back.device_ns == 1000 * len(backward.kernels) and not back.forward_device_links
+    assert {place for place, (_, ns) in back.compiled_links.items() if ns} <= {
+        (SCRIPT, line) for line in (LIGHT, HEAVY, OUT, marker("# DEF"))
+    }
+    assert sum(ns for _, ns in back.compiled_links.values()) >= 1000 * len(backward.kernels) - 10

@@ -78,9 +78,14 @@ def test_the_hot_line_inside_a_compiled_forward_is_the_hotspot(tmp_path: Path) -
     assert "fused ops of line" not in said[0] or "its time split by ops" in said[0], said[0]
 
 
-def test_separate_runs_charge_the_kernels_to_their_lines_too(tmp_path: Path) -> None:
+def test_separate_runs_charge_the_kernels_to_their_lines_too_and_replay_them(tmp_path: Path) -> None:
+    """The cpu pass in a run of its own (``--separate-runs``): the same lines; its raw
+    recording keeps the graphs' kernels and lines, and replays to the same document."""
     warm_compile_cache(SCRIPT, "0")
-    _, doc = profile(tmp_path, "--separate-runs", "--passes", "sample,cpu", seconds="1")
+    raw = tmp_path / "raw"
+    _, doc = profile(
+        tmp_path, "--separate-runs", "--passes", "sample,cpu", "--save-raw", str(raw), seconds="1"
+    )
     cpu = part_of(doc, "cpu")
     assert cpu is not None and cpu["status"] == "ok", cpu
     by_line = {entry["line"]: entry for entry in cpu["lines"]}
@@ -90,3 +95,11 @@ def test_separate_runs_charge_the_kernels_to_their_lines_too(tmp_path: Path) -> 
     assert by_line[HEAVY]["self_cpu_us"] > max(
         (e["self_cpu_us"] for line, e in by_line.items() if line not in (HEAVY, BACKWARD)), default=0.0
     )
+    from bottleneck_lsp.job.replay import replay
+
+    (recorded,) = raw.glob("*.cpu.raw.json.gz")
+    again = part_of(replay(str(recorded)).to_json(), "cpu")
+    assert again is not None
+    replayed = {entry["line"]: entry for entry in again["lines"]}
+    assert replayed[HEAVY]["compiled"] == heavy["compiled"]
+    assert replayed[HEAVY]["self_cpu_us"] == heavy["self_cpu_us"]

@@ -47,6 +47,9 @@ run cuda_oom tests/memory/cuda_out_of_memory.py
 # (the sample pass's device recording, the cuda pass) ends its recording there and says so.
 run own_profiler tests/scripts/own_profiler.py torch.profiler cuda
 run train_cuda examples/train.py --device ${TRAIN_DEVICE:-cuda} --steps 10 --width 2048
+# torch.compile on the GPU (issue 47): Triton kernels on the lines they were made from; the
+# cuda pass's raw recording keeps the graphs' kernels and lines (replayable in CI)
+run compiled_cuda tests/scripts/compiled_forward.py 4 cuda
 # The same without the fork server (a fresh interpreter per pass), for comparison.
 begin=$(date +%s.%N)
 timeout 300 "$PY" -m bottleneck_lsp --no-fork --format json -o "$OUT/train_cuda.nofork.result.json" \

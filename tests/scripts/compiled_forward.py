@@ -1,7 +1,7 @@
-"""A model compiled by inductor (the C++ backend on a CPU) whose heavy line is inside its
-forward: a matmul and a fused chain of pointwise ops, eight times a call, on a detached
-input (no backward of its own). Trains for ``sys.argv[1]`` seconds after its first step
-(4 by default), so that the one run's windows record compiled steps after the compile."""
+"""A model compiled by inductor whose heavy line is inside its forward (a matmul and fused
+pointwise ops on a detached input: no backward of its own), trained ``sys.argv[1]`` seconds
+after its first step (4) on device ``sys.argv[2]`` (cpu). Keep the lines up to ``forward``'s
+end where they are: tests/fixtures/inductor/'s recorded stack traces name them."""
 
 import sys
 import time
@@ -25,10 +25,11 @@ class Net(nn.Module):
 
 
 torch.manual_seed(0)
-model = Net()
+device = sys.argv[2] if len(sys.argv) > 2 else "cpu"  # (a GPU's Triton kernels: "cuda")
+model = Net().to(device)
 compiled = torch.compile(model)  # COMPILE
 opt = torch.optim.SGD(model.parameters(), lr=1e-4)
-x = torch.randn(2048, 256)
+x = torch.randn(2048, 256, device=device)
 seconds = float(sys.argv[1]) if len(sys.argv) > 1 else 4.0
 end = None
 while end is None or time.perf_counter() < end:

@@ -12,6 +12,7 @@ from ..paths.root_map import RootMap
 from ..runner import device, recording
 from ..runner.attribution import Attributor
 from ..runner.lineranges import read_entries, read_header
+from ..runner.provenance import CompiledGraphs
 from ..schema.model import PassName
 
 RecordingError = recording.RecordingError
@@ -95,6 +96,7 @@ class Opened:
             recording.REPLAY_KINDS,
             device=self.name == PassName.CUDA,
             ranges=ranges or None,
+            compiled=CompiledGraphs.from_json(self.header.get("compiled_graphs")),
         )
         entries = read_entries(self.header.get("function_entries"))
         if entries is not None:

@@ -497,9 +497,7 @@ def hover(annotations: list[Annotation], doc: Document | None) -> str:
             )
         if row.compiled:
             said = wording.compiled_text(row)
-            notes.append(
-                f"{said[0].upper()}{said[1:]} (inductor's kernels, on the lines they were made from)."
-            )
+            notes.append(f"{said[0].upper()}{said[1:]}.")
         if row.kernels:
             notes.append(
                 "Device work launched here: "

@@ -344,6 +344,8 @@ class AutogradPass:
             extra["line_ranges"] = self.ranges.header()
         if entries is not None:
             extra["function_entries"] = [list(e) for e in entries]
+        if self.compiled is not None and self.compiled.by_key:
+            extra["compiled_graphs"] = self.compiled.to_json()
         self.raw_note = save_raw(
             self.save_raw,
             self,

@@ -82,6 +82,10 @@ class FileClassifier:
         """Whether a file name (a code object's, as the profilers report it) is the user's."""
         return self.resolve(file_name) is not None
 
+    def user_files(self) -> set[str]:
+        """The user's files resolved so far (their paths)."""
+        return {path for path in list(self._cache.values()) if path is not None}
+
     def resolve(self, file_name: str) -> str | None:
         """The absolute path of a user file, or None when the name is not the user's."""
         try:

@@ -34,6 +34,7 @@ Standard library only (torch is handed in): it runs in the user's interpreter.
 from __future__ import annotations
 
 import json
+import linecache
 import os
 import re
 import sys
@@ -56,7 +57,7 @@ OPTIONS = (
 )
 MAX_GRAPHS = 1000
 
-_FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<function>\S+)')
+_FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<function>\S+)\n(?P<code>[^\n]*)')
 _GRAPH_PREFIX = re.compile(r"^graph_\d+_")
 _ATEN = re.compile(r"^(?:torch\.ops\.)?aten\.(?P<op>[A-Za-z0-9_]+)(?:\.[A-Za-z0-9_]+)?$")
 
@@ -148,6 +149,20 @@ class CompiledGraph:
         return out
 
 
+def moved(name: str, line: int, code: str, files: FileClassifier) -> str | None:
+    """The user's file a stack trace names by another path: inductor's cache key has no file
+    names, so a graph compiled from the same code elsewhere (another checkout, a project that
+    moved, a copy of the script) is found in its cache with that place's traces. The user's
+    file of the same name whose line ``line`` reads ``code``, or None."""
+    base, said = os.path.basename(name), code.strip()
+    if not said:
+        return None
+    for path in files.user_files():
+        if os.path.basename(path) == base and linecache.getline(path, line).strip() == said:
+            return path
+    return None
+
+
 def places_of(traces: list[str], files: FileClassifier) -> list[Place]:
     """A kernel's lines: of each of its FX nodes' stack traces, the innermost frame in the
     user's files; counted per line, the most first."""
@@ -155,9 +170,12 @@ def places_of(traces: list[str], files: FileClassifier) -> list[Place]:
     for trace in traces:
         found = None
         for match in _FRAME.finditer(trace):
-            path = files.resolve(match.group("file"))
+            line = int(match.group("line"))
+            path = files.resolve(match.group("file")) or moved(
+                match.group("file"), line, match.group("code"), files
+            )
             if path is not None:
-                found = (path, int(match.group("line")), match.group("function"))
+                found = (path, line, match.group("function"))
         if found is None:
             continue
         place = counted.get(found[:2])
@@ -199,8 +217,8 @@ class CompiledGraphs:
     """The graphs inductor compiled in this run, from its structured trace (``dynamo_log.py``
     hands each record to ``record``)."""
 
-    def __init__(self, files: FileClassifier) -> None:
-        self.files = files
+    def __init__(self, files: FileClassifier | None) -> None:
+        self.files = files  # (None: read from a raw recording, ``from_json``)
         self.by_key: dict[str, CompiledGraph] = {}
         self.by_wrapper: dict[str, CompiledGraph] = {}
         self._wrapper = ""  # the graph being compiled: its wrapper's file
@@ -233,7 +251,7 @@ class CompiledGraphs:
     def _graph(self, key: str) -> None:
         traces, wrapper = self._traces, self._wrapper
         self._traces, self._wrapper = None, ""
-        if not traces or not wrapper or len(self.by_wrapper) >= MAX_GRAPHS:
+        if not traces or not wrapper or self.files is None or len(self.by_wrapper) >= MAX_GRAPHS:
             return
         calls, backward = read_wrapper(wrapper)
         kernels: dict[int, Kernel] = {}
@@ -241,7 +259,7 @@ class CompiledGraphs:
             name, _, handle = str(named).rpartition(":")
             if not handle.isdigit() or not isinstance(stack, list):
                 continue
-            places = places_of([str(s) for s in stack], self.files)
+            places = places_of([str(text) for text in stack], self.files)
             if places:
                 kernels[int(handle)] = Kernel(name, int(handle), places)
         if not kernels:
@@ -253,6 +271,58 @@ class CompiledGraphs:
         self.by_wrapper[wrapper] = graph
         for call in self.on_graph:
             call(graph)
+
+    def to_json(self) -> list[dict[str, Any]]:
+        """The graphs as a raw recording keeps them (``rawsave.py``): what a replay's walk needs."""
+        return [
+            {
+                "key": graph.key,
+                "backward": graph.backward,
+                "kernels": [
+                    {
+                        "name": k.name,
+                        "handle": k.handle,
+                        "places": [[p.file, p.line, p.function, p.ops] for p in k.places],
+                    }
+                    for k in graph.kernels
+                ],
+            }
+            for graph in self.by_key.values()
+        ]
+
+    @staticmethod
+    def from_json(data: Any) -> CompiledGraphs | None:
+        """A raw recording's graphs (``to_json``; None without any). A recording may come from
+        anywhere: what does not have the expected shape is left out."""
+        if not isinstance(data, list):
+            return None
+        graphs = CompiledGraphs(None)
+        for entry in data[:MAX_GRAPHS]:
+            if not isinstance(entry, dict) or not isinstance(entry.get("key"), str):
+                continue
+            kernels = []
+            for k in entry.get("kernels") or []:
+                if (
+                    not isinstance(k, dict)
+                    or not isinstance(k.get("name"), str)
+                    or not isinstance(k.get("handle"), int)
+                ):
+                    continue
+                places = [
+                    Place(p[0], p[1], p[2], p[3])
+                    for p in k.get("places") or []
+                    if isinstance(p, list)
+                    and len(p) == 4
+                    and isinstance(p[0], str)
+                    and isinstance(p[2], str)
+                    and all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in (p[1], p[3]))
+                ]
+                if places:
+                    kernels.append(Kernel(k["name"], k["handle"], places))
+            if kernels:
+                key = entry["key"]
+                graphs.by_key[key] = CompiledGraph(key, "", bool(entry.get("backward")), kernels, {})
+        return graphs if graphs.by_key else None
 
     def of_range(self, name: str) -> CompiledGraph | None:
         """The graph a ``## Call CompiledFxGraph <key> ##`` range runs, if known."""

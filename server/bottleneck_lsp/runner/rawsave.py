@@ -20,6 +20,12 @@ def save_raw(path: str, run: Any, wall_ns: int, tree: Any, events: Any, **extra:
         nodes, count = recording.dump_tree(tree, names)
         names.update(site[0] for site in extra.get("line_ranges", {}).values())
         names.update(entry[0] for entry in extra.get("function_entries", []))
+        names.update(
+            place[0]
+            for graph in extra.get("compiled_graphs", [])
+            for kernel in graph["kernels"]
+            for place in kernel["places"]
+        )
         recording.write(
             path,
             {

@@ -21,6 +21,7 @@ from bottleneck_lsp.runner.provenance import (
     Place,
     event_key,
     kernel_key,
+    places_of,
     read_wrapper,
 )
 from bottleneck_lsp.runner.recording import REPLAY_KINDS, _nodes
@@ -217,3 +218,54 @@ def test_device_work_of_compiled_kernels_follows_their_lines(tmp_path: Path) -> 
         (SCRIPT, line) for line in (LIGHT, HEAVY, OUT, marker("# DEF"))
     }
     assert sum(ns for _, ns in back.compiled_links.values()) >= 1000 * len(backward.kernels) - 10
+
+
+def test_graphs_kept_in_a_raw_recording_read_back_and_nothing_else(tmp_path: Path) -> None:
+    graphs = compiled(tmp_path)
+    again = CompiledGraphs.from_json(json.loads(json.dumps(graphs.to_json())))
+    assert again is not None and set(again.by_key) == set(graphs.by_key)
+    for key, graph in graphs.by_key.items():
+        assert again.by_key[key].backward == graph.backward
+        assert again.by_key[key].kernels == graph.kernels
+    # a recording from anywhere: what has not the shape is left out, nothing raises
+    odd: list[Any] = [
+        None,
+        {"key": 3},
+        {
+            "key": "k",
+            "kernels": [
+                {"name": "x", "handle": "1"},
+                {"name": "y", "handle": 2, "places": [["a.py", -1, "f", 1]]},
+            ],
+        },
+        {
+            "key": "k2",
+            "kernels": [
+                {"name": "z", "handle": 1, "places": [["a.py", 2, "f", 1], "junk", ["a.py", True, "f", 1]]}
+            ],
+        },
+    ]
+    kept = CompiledGraphs.from_json(odd)
+    assert kept is not None and list(kept.by_key) == ["k2"]
+    assert kept.by_key["k2"].kernels[0].places == [Place("a.py", 2, "f", 1)]
+    assert CompiledGraphs.from_json({"not": "a list"}) is None
+    assert CompiledGraphs.from_json([]) is None
+
+
+def test_traces_of_a_graph_cached_from_another_copy_find_the_users_file() -> None:
+    """inductor's cache key has no file names: a graph compiled from the same code in another
+    checkout comes back with that checkout's paths in its traces (CI's clone found this
+    machine's cache). The user's file of that name whose line reads the same stands in."""
+    saved = json.loads((FIXTURES / "forward_provenance.json").read_text())["traces"]
+    elsewhere = json.loads(
+        json.dumps(saved).replace("{script}", "/elsewhere/tests/scripts/compiled_forward.py")
+    )
+    files = FileClassifier([str(SCRIPTS)])
+    assert files.resolve(SCRIPT) == SCRIPT  # (the run has seen the script)
+    places = [p for traces in elsewhere.values() for p in places_of(traces, files)]
+    assert places and {p.file for p in places} == {SCRIPT}
+    assert {p.line for p in places} == {LIGHT, HEAVY, OUT}
+    # the same name, other code at that line: not the user's
+    edited = json.loads(json.dumps(elsewhere).replace("# HEAVY", "# EDITED"))
+    lines = {p.line for traces in edited.values() for p in places_of(traces, files)}
+    assert HEAVY not in lines and LIGHT in lines

@@ -126,7 +126,7 @@ class AutogradPass:
         # (``provenance.py``), from TorchDynamo's trace while the script runs
         self.compiled: CompiledGraphs | None = None
         self.trace: DynamoLog | None = None
-        if provenance.enable(torch):
+        if provenance.enable():
             self.compiled = CompiledGraphs(files)
             self.trace = DynamoLog(torch, files, self.compiled)
         self.started = 0.0

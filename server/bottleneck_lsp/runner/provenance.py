@@ -62,9 +62,10 @@ _GRAPH_PREFIX = re.compile(r"^graph_\d+_")
 _ATEN = re.compile(r"^(?:torch\.ops\.)?aten\.(?P<op>[A-Za-z0-9_]+)(?:\.[A-Za-z0-9_]+)?$")
 
 
-def enable(torch: Any) -> bool:
+def enable() -> bool:
     """Turn inductor's provenance and per-kernel profiler events on for this process (the
-    user's own setting of either is kept). False: this torch has neither."""
+    user's own setting of either, by its environment variable, is kept). False: inductor's
+    loaded config has neither option (an older torch)."""
     config = sys.modules.get("torch._inductor.config")
     found = False
     for variable, value, (section, name), setting in OPTIONS:
@@ -78,7 +79,7 @@ def enable(torch: Any) -> bool:
             found = True
             if variable not in os.environ:
                 setattr(part, name, setting)
-    return found and torch is not None
+    return found
 
 
 def event_key(name: str) -> str:

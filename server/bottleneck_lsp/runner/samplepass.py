@@ -83,7 +83,7 @@ class SamplePass:
         """Keep torch.compile's graph breaks and recompiles of this run (``dynamo_log.py``),
         and the graphs it makes, whose kernels go to the lines they were made from, in the
         sampler's looks and the windows' ops (``provenance.py``), from ``start`` to ``stop``."""
-        if provenance.enable(torch):
+        if provenance.enable():
             self.graphs = CompiledGraphs(self.files)
             self.graphs.on_graph.append(self.sampler.compiled_graph)
             if self.windows is not None:

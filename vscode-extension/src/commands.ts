@@ -97,14 +97,7 @@ export class Commands {
       void vscode.window.showErrorMessage(`Bottleneck: ${path.basename(target.fsPath)} is not a Python file.`);
       return undefined;
     }
-    if (document?.isDirty) {
-      // As "Run Python File" does: the runner profiles what is on disk.
-      if (!(await document.save())) {
-        void vscode.window.showWarningMessage(
-          `Bottleneck: ${path.basename(target.fsPath)} could not be saved; profiling the file on disk.`,
-        );
-      }
-    }
+    await saveFirst(document, target, "file");
     return target;
   }
 
@@ -160,11 +153,7 @@ export class Commands {
     }
     const same = (d: { uri: vscode.Uri }): boolean => d.uri.toString() === target.toString();
     const open = vscode.workspace.notebookDocuments.find(same) ?? vscode.workspace.textDocuments.find(same);
-    if (open?.isDirty && !(await open.save())) {
-      void vscode.window.showWarningMessage(
-        `Bottleneck: ${path.basename(target.fsPath)} could not be saved; profiling the notebook on disk.`,
-      );
-    }
+    await saveFirst(open, target, "notebook");
     return target;
   }
 
@@ -322,5 +311,20 @@ export class Commands {
   private async report(target: vscode.Uri | undefined): Promise<void> {
     // The server writes the report to a private file and asks VS Code to show it.
     await this.server.execute("bottleneck.report", target ? [target.toString()] : [], target);
+  }
+}
+
+/** As "Run Python File" does: a document with unsaved edits is saved first, since the runner
+ * profiles what is on disk; one that cannot be saved is profiled as it is on disk, and a
+ * warning says so. */
+async function saveFirst(
+  document: { isDirty: boolean; save(): Thenable<boolean> } | undefined,
+  target: vscode.Uri,
+  what: "file" | "notebook",
+): Promise<void> {
+  if (document?.isDirty && !(await document.save())) {
+    void vscode.window.showWarningMessage(
+      `Bottleneck: ${path.basename(target.fsPath)} could not be saved; profiling the ${what} on disk.`,
+    );
   }
 }

@@ -23,6 +23,7 @@ from pygls import uris
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 from lsp_helpers import SERVER, SETTINGS, close_session, execute
+from notebook_sync import cell_item, cell_sources, cell_uri, notebook_cell, open_params
 from repository import ROOT
 
 PLANTED = ROOT / "tests" / "notebooks" / "planted.ipynb"
@@ -30,49 +31,13 @@ HOT_CELL, HOT_LINE = 4, 2  # the planted cell (1-based, markdown counted) and it
 CLI = str(Path(sys.executable).parent / "bottleneck-lsp")
 
 
-def cell_uri(path: Path, index: int, session: str = "W") -> str:
-    """A cell URI as code-server's notebook editor makes it: nothing of it names the cell's
-    number that the server could read."""
-    return f"vscode-notebook-cell://127.0.0.1:8080{path}#{session}{index}sdnNjb2RlLXJlbW90ZQ%3D%3D"
-
-
-def cell_sources(path: Path) -> list[tuple[str, str]]:
-    """(kind, source) of each cell of the notebook at ``path``."""
-    cells = json.loads(path.read_text())["cells"]
-    return [(c["cell_type"], "".join(c["source"])) for c in cells]
-
-
-def cell_item(uri: str, kind: str, text: str) -> types.TextDocumentItem:
-    language = "python" if kind == "code" else "markdown"
-    return types.TextDocumentItem(uri=uri, language_id=language, version=1, text=text)
-
-
-def notebook_cell(uri: str, kind: str) -> types.NotebookCell:
-    return types.NotebookCell(
-        kind=types.NotebookCellKind.Code if kind == "code" else types.NotebookCellKind.Markup, document=uri
-    )
-
-
 def open_notebook(
     client: LanguageClient, path: Path, session: str = "W", shown: Path | None = None
 ) -> list[str]:
     """notebookDocument/didOpen for the notebook as on disk (or with the cells of ``shown``:
     as the editor holds it with unsaved edits); the cells' URIs, in order."""
-    cells = cell_sources(shown or path)
-    names = [cell_uri(path, i, session) for i in range(len(cells))]
-    client.notebook_document_did_open(
-        types.DidOpenNotebookDocumentParams(
-            notebook_document=types.NotebookDocument(
-                uri=uris.from_fs_path(str(path)) or "",
-                notebook_type="jupyter-notebook",
-                version=0,
-                cells=[notebook_cell(name, kind) for name, (kind, _) in zip(names, cells, strict=True)],
-            ),
-            cell_text_documents=[
-                cell_item(name, kind, text) for name, (kind, text) in zip(names, cells, strict=True)
-            ],
-        )
-    )
+    params, names = open_params(path, session, shown)
+    client.notebook_document_did_open(params)
     return names
 
 

@@ -15,6 +15,7 @@ from pygls.workspace import Workspace
 from bottleneck_lsp.lsp import notebook_cells
 from bottleneck_lsp.lsp.annotations import read_lines
 from bottleneck_lsp.lsp.notebook_cells import NotebookCells, align, cell_of_key, disk_bases, key
+from notebook_sync import open_params
 from repository import TESTS
 
 PLANTED = TESTS / "notebooks" / "planted.ipynb"
@@ -45,29 +46,8 @@ def test_cells_align_by_their_text() -> None:
 
 
 def _open(workspace: Workspace, path: Path, prefix: str = "W") -> list[str]:
-    cells = json.loads(path.read_text())["cells"]
-    names = [f"vscode-notebook-cell://127.0.0.1:8080{path}#{prefix}{i}s%3D%3D" for i in range(len(cells))]
-    kinds = [c["cell_type"] for c in cells]
-    workspace.put_notebook_document(
-        types.DidOpenNotebookDocumentParams(
-            notebook_document=types.NotebookDocument(
-                uri=uris.from_fs_path(str(path)) or "",
-                notebook_type="jupyter-notebook",
-                version=0,
-                cells=[
-                    types.NotebookCell(
-                        kind=types.NotebookCellKind.Code if k == "code" else types.NotebookCellKind.Markup,
-                        document=n,
-                    )
-                    for n, k in zip(names, kinds, strict=True)
-                ],
-            ),
-            cell_text_documents=[
-                types.TextDocumentItem(uri=n, language_id="python", version=1, text="".join(c["source"]))
-                for n, c in zip(names, cells, strict=True)
-            ],
-        )
-    )
+    params, names = open_params(path, prefix)
+    workspace.put_notebook_document(params)
     return names
 
 

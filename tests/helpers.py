@@ -94,3 +94,29 @@ def warm_compile_cache(script: str, *args: str) -> None:
         timeout=600,
     )
     assert done.returncode == 0, done.stderr[-3000:]
+
+
+def profile_cli(
+    tmp_path: Path, script: str, *args: str, options: tuple[str, ...] = ()
+) -> tuple[str, dict[str, Any]]:
+    """``bottleneck-lsp profile --format json [options] script args`` in ``tmp_path``, as a
+    user runs it: the report's text (rendered from the JSON, paths relative to the scripts)
+    and the JSON document."""
+    import subprocess
+
+    out = tmp_path / "out.json"
+    done = subprocess.run(
+        [
+            *(sys.executable, "-m", "bottleneck_lsp.cli", "profile", "--format", "json", "-o", str(out)),
+            *(*options, str(SCRIPTS / script), *args),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    doc = json.loads(out.read_text())
+    from bottleneck_lsp.formats import report
+
+    return report.render(Document.from_json(doc), cwd=str(SCRIPTS)), doc

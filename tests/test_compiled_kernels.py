@@ -7,14 +7,11 @@ lines. In the one run (the default) and with ``--separate-runs``."""
 
 from __future__ import annotations
 
-import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
-from helpers import SCRIPTS, marker_line, part_of, warm_compile_cache
+from helpers import marker_line, part_of, profile_cli, warm_compile_cache
 
 SCRIPT = "compiled_forward.py"
 HEAVY, LIGHT, DEF, CALL, BACKWARD = (
@@ -23,23 +20,7 @@ HEAVY, LIGHT, DEF, CALL, BACKWARD = (
 
 
 def profile(tmp_path: Path, *options: str, seconds: str) -> tuple[str, dict[str, Any]]:
-    out = tmp_path / "out.json"
-    done = subprocess.run(
-        [
-            *(sys.executable, "-m", "bottleneck_lsp.cli", "profile", "--format", "json", "-o", str(out)),
-            *(*options, str(SCRIPTS / SCRIPT), seconds),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        cwd=tmp_path,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    doc = json.loads(out.read_text())
-    from bottleneck_lsp.formats import report
-    from bottleneck_lsp.schema.model import Document
-
-    return report.render(Document.from_json(doc), cwd=str(SCRIPTS)), doc
+    return profile_cli(tmp_path, SCRIPT, seconds, options=options)
 
 
 def test_the_hot_line_inside_a_compiled_forward_is_the_hotspot(tmp_path: Path) -> None:

@@ -6,40 +6,14 @@ C++ backend on this CPU), in the command line's report and the JSON document."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
+from typing import Any
 
-from helpers import SCRIPTS, marker_line
+from helpers import marker_line, profile_cli
 
 
-def profile(script: str, tmp_path: Path) -> tuple[str, dict[str, object]]:
-    out = tmp_path / "out.json"
-    json_run = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "bottleneck_lsp.cli",
-            "profile",
-            "--format",
-            "json",
-            "-o",
-            str(out),
-            str(SCRIPTS / script),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        cwd=tmp_path,
-    )
-    assert json_run.returncode == 0, json_run.stderr[-3000:]
-    doc = json.loads(out.read_text())
-    from bottleneck_lsp.formats import report
-    from bottleneck_lsp.schema.model import Document
-
-    text = report.render(Document.from_json(doc), cwd=str(SCRIPTS))
-    return text, doc
+def profile(script: str, tmp_path: Path) -> tuple[str, dict[str, Any]]:
+    return profile_cli(tmp_path, script)
 
 
 def test_graph_breaks_and_a_recompile_on_their_lines(tmp_path: Path) -> None:

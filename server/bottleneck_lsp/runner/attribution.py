@@ -654,7 +654,7 @@ class Attributor:
         graph's kernels stay on the ``.backward()`` line (``ctx``) and link to the forward
         lines they were made from; returns that linked time (the caller takes it off the
         link to the line that called the compiled function)."""
-        order = graph.in_order()
+        order = graph.in_order
         taken: dict[str, int] = {}
         moved = 0
         torch_op = self._torch_op

@@ -141,13 +141,13 @@ class CompiledGraph:
     backward: bool  # an AOTAutograd backward graph (its inputs include tangents)
     kernels: list[Kernel]  # in the wrapper's order (the debug handles')
     at_line: dict[int, Kernel]  # a line of the wrapper -> the kernel it calls
+    # the kernels by their events' name (``kernel_key``), each name's in calling order
+    in_order: dict[str, list[Kernel]] = field(init=False, repr=False, compare=False)
 
-    def in_order(self) -> dict[str, list[Kernel]]:
-        """The kernels by their events' name (``kernel_key``), each name's in calling order."""
-        out: dict[str, list[Kernel]] = {}
+    def __post_init__(self) -> None:
+        self.in_order = {}
         for kernel in self.kernels:
-            out.setdefault(kernel_key(kernel.name), []).append(kernel)
-        return out
+            self.in_order.setdefault(kernel_key(kernel.name), []).append(kernel)
 
 
 def moved(name: str, line: int, code: str, files: FileClassifier) -> str | None:

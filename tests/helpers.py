@@ -120,3 +120,21 @@ def profile_cli(
     from bottleneck_lsp.formats import report
 
     return report.render(Document.from_json(doc), cwd=str(SCRIPTS)), doc
+
+
+def recorded_op(
+    name: str, start: int, end: int, *children: dict[str, Any], seq: int = -1, corr: int = 0, tid: int = 1
+) -> dict[str, Any]:
+    """A TorchOp node of an event tree as a raw recording holds it (``runner/recording.py``):
+    hand-made trees for the walk's tests."""
+    return {
+        "tag": "TorchOp",
+        "name": name,
+        "start_time_ns": start,
+        "end_time_ns": end,
+        "duration_time_ns": end - start,
+        "correlation_id": corr,
+        "start_tid": tid,
+        "extra_fields": {"sequence_number": seq, "correlation_id": corr, "scope": "FUNCTION"},
+        "children": list(children),
+    }

@@ -25,7 +25,7 @@ from bottleneck_lsp.job.replay import RecordingError, replay
 from bottleneck_lsp.lsp import annotations
 from bottleneck_lsp.lsp.summary import summary_line
 from bottleneck_lsp.runner.device import union_ns
-from helpers import SCRIPTS, part_of, typed
+from helpers import SCRIPTS, part_of, recorded_op, typed
 
 FIXTURES = Path(__file__).parent / "fixtures"
 GPU_BOUND = FIXTURES / "cuda_gpu_bound.raw.json.gz"
@@ -263,22 +263,6 @@ def test_replayed_report_section_matches_the_live_renderer() -> None:
     assert "Device: 8003 events (8002 kernels, 1 memcpy, 0 memset)" in text
 
 
-def _op(
-    name: str, start: int, end: int, seq: int, corr: int, tid: int, *children: dict[str, Any]
-) -> dict[str, Any]:
-    return {
-        "tag": "TorchOp",
-        "name": name,
-        "start_time_ns": start,
-        "end_time_ns": end,
-        "duration_time_ns": end - start,
-        "correlation_id": corr,
-        "start_tid": tid,
-        "extra_fields": {"sequence_number": seq, "correlation_id": corr, "scope": "FUNCTION"},
-        "children": list(children),
-    }
-
-
 def _ccall(name: str, line: int, start: int, end: int, *children: dict[str, Any]) -> dict[str, Any]:
     return {
         "tag": "PyCCall",
@@ -301,16 +285,16 @@ def test_backward_kernels_go_to_the_backward_line_linked_to_their_forward_line(t
     line that created the graph node."""
     (tmp_path / "train.py").write_text("import torch\n\ny = a @ b\n\ny.sum().backward()\n")
     tree = [
-        _ccall("torch.mm", 3, 100, 900, _op("aten::mm", 200, 800, 7, 100, 1)),
+        _ccall("torch.mm", 3, 100, 900, recorded_op("aten::mm", 200, 800, seq=7, corr=100)),
         _ccall("torch._C._EngineBase.run_backward", 5, 1000, 5000),
-        _op(
+        recorded_op(
             "autograd::engine::evaluate_function: MmBackward0",
             1500,
             2500,
-            7,
-            150,
-            2,
-            _op("aten::mm", 1600, 2400, -1, 200, 2),
+            recorded_op("aten::mm", 1600, 2400, corr=200, tid=2),
+            seq=7,
+            corr=150,
+            tid=2,
         ),
     ]
     kernel = {"device_type": "CUDA", "name": "void gemm_kernel<float>(float*)", "device_index": 0}

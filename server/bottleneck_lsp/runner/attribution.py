@@ -142,6 +142,17 @@ class LineStats:
         self.compiled_links: dict[tuple[str, int], list[int]] = {}  # (file, line) -> [cpu ns, device ns]
         self.memory: list[int] | None = None  # see memory.account: allocated, count, freed, live at peak
 
+    def add_op(self, name: str, cpu_ns: int, device_ns: int, count: int) -> None:
+        """Time and calls of op ``name`` on this line (the walk inlines the same: it runs
+        once per event)."""
+        entry = self.ops.get(name)
+        if entry is None:
+            self.ops[name] = [cpu_ns, device_ns, count]
+        else:
+            entry[0] += cpu_ns
+            entry[1] += device_ns
+            entry[2] += count
+
 
 class OpStats:
     __slots__ = ("count", "device_ns", "self_ns", "total_ns")
@@ -720,12 +731,7 @@ class Attributor:
                 here.self_ns -= part
                 entry[0] -= part
                 other.self_ns += part
-                found = other.ops.get(name)
-                if found is None:
-                    other.ops[name] = [part, 0, 1]
-                else:
-                    found[0] += part
-                    found[2] += 1
+                other.add_op(name, part, 0, 1)
                 other.compiled[name] = here.compiled[name]
         self._splits.clear()
 
@@ -806,11 +812,7 @@ class Attributor:
         else:
             kernel[0] += dur
             kernel[1] += 1
-        entry = target.ops.get(op_name)
-        if entry is None:
-            target.ops[op_name] = [0, dur, 0]
-        else:
-            entry[1] += dur
+        target.add_op(op_name, 0, dur, 0)
 
     def _backward_seq(self, tid: int, start_ns: int) -> int | None:
         """The sequence number of the top-level backward op that ran an op starting at

@@ -150,16 +150,17 @@ class CompiledGraph:
             self.in_order.setdefault(kernel_key(kernel.name), []).append(kernel)
 
 
-def moved(name: str, line: int, code: str, files: FileClassifier) -> str | None:
+def moved(name: str, line: int, code: str, named: dict[str, list[str]]) -> str | None:
     """The user's file a stack trace names by another path: inductor's cache key has no file
     names, so a graph compiled from the same code elsewhere (another checkout, a project that
     moved, a copy of the script) is found in its cache with that place's traces. The user's
-    file of the same name whose line ``line`` reads ``code``, or None."""
-    base, said = os.path.basename(name), code.strip()
+    file of the same name (``named``: the user's files by name) whose line ``line`` reads
+    ``code``, or None."""
+    said = code.strip()
     if not said:
         return None
-    for path in files.user_files():
-        if os.path.basename(path) == base and linecache.getline(path, line).strip() == said:
+    for path in named.get(os.path.basename(name), ()):
+        if linecache.getline(path, line).strip() == said:
             return path
     return None
 
@@ -168,13 +169,18 @@ def places_of(traces: list[str], files: FileClassifier) -> list[Place]:
     """A kernel's lines: of each of its FX nodes' stack traces, the innermost frame in the
     user's files; counted per line, the most first."""
     counted: dict[tuple[str, int], Place] = {}
+    named: dict[str, list[str]] | None = None  # the user's files by name, once, if needed
     for trace in traces:
         found = None
         for match in _FRAME.finditer(trace):
             line = int(match.group("line"))
-            path = files.resolve(match.group("file")) or moved(
-                match.group("file"), line, match.group("code"), files
-            )
+            path = files.resolve(match.group("file"))
+            if path is None:
+                if named is None:
+                    named = {}
+                    for known in files.user_files():
+                        named.setdefault(os.path.basename(known), []).append(known)
+                path = moved(match.group("file"), line, match.group("code"), named)
             if path is not None:
                 found = (path, line, match.group("function"))
         if found is None:

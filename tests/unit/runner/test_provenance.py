@@ -21,10 +21,12 @@ from bottleneck_lsp.runner.provenance import (
     Place,
     event_key,
     kernel_key,
+    moved,
     places_of,
     read_wrapper,
 )
 from bottleneck_lsp.runner.recording import REPLAY_KINDS, _nodes
+from helpers import recorded_op
 
 FIXTURES = Path(__file__).parents[2] / "fixtures" / "inductor"
 SCRIPTS = Path(__file__).parents[2] / "scripts"
@@ -99,19 +101,6 @@ def test_a_fused_kernel_takes_turns_by_its_ops() -> None:
     assert picked == {3: 300, 1: 100}
 
 
-def _op(name: str, start: int, end: int, children: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-    return {
-        "tag": "TorchOp",
-        "name": name,
-        "start_time_ns": start,
-        "end_time_ns": end,
-        "duration_time_ns": end - start,
-        "start_tid": 1,
-        "extra_fields": {"scope": "FUNCTION"},
-        "children": children or [],
-    }
-
-
 def graph_call(graphs: CompiledGraphs, name: str) -> tuple[CompiledGraph, dict[str, Any]]:
     """A graph's call as the profiler records it: its range (from 500 ns) around one event per
     kernel, 100 ns each, in the wrapper's order (a C++ kernel's own event, an extern kernel's
@@ -122,9 +111,9 @@ def graph_call(graphs: CompiledGraphs, name: str) -> tuple[CompiledGraph, dict[s
     at = 1000
     for kernel in graph.kernels:
         event = kernel_key(kernel.name)
-        events.append(_op(event if event.startswith("aten::") else f"graph_0_{event}", at, at + 100))
+        events.append(recorded_op(event if event.startswith("aten::") else f"graph_0_{event}", at, at + 100))
         at += 200
-    return graph, _op(f"## Call CompiledFxGraph {key} ##", 500, at, events)
+    return graph, recorded_op(f"## Call CompiledFxGraph {key} ##", 500, at, *events)
 
 
 def test_the_op_walk_charges_each_kernel_to_its_lines(tmp_path: Path) -> None:
@@ -157,8 +146,9 @@ def test_backward_kernels_stay_on_the_backward_line_linked_to_their_forward_line
     backward, call = graph_call(graphs, "backward")
     assert backward.backward
     at = call["end_time_ns"]
-    engine = _op("autograd::engine::evaluate_function: CompiledFunctionBackward", 0, at + 500, [call])
-    engine["extra_fields"]["sequence_number"] = 7
+    engine = recorded_op(
+        "autograd::engine::evaluate_function: CompiledFunctionBackward", 0, at + 500, call, seq=7
+    )
     backward_line = marker("# BACKWARD")
     walk = Attributor(
         FileClassifier([str(SCRIPTS)]),
@@ -166,7 +156,7 @@ def test_backward_kernels_stay_on_the_backward_line_linked_to_their_forward_line
         ranges={"§1": Site(SCRIPT, backward_line, "<module>", True)},
         compiled=graphs,
     )
-    walk.consume(_nodes([_op("§1", 0, at + 1000, [engine])]))
+    walk.consume(_nodes([recorded_op("§1", 0, at + 1000, engine)]))
     (stats,) = [s for s in walk.lines.values() if s.self_ns]
     assert stats.line == backward_line and stats.backward
     assert {event_key(name) for name in stats.compiled} == {kernel_key(k.name) for k in backward.kernels}
@@ -196,8 +186,9 @@ def test_device_work_of_compiled_kernels_follows_their_lines(tmp_path: Path) -> 
     for event in back_call["children"]:
         event["start_time_ns"] += 10_000
         event["end_time_ns"] += 10_000
-    engine = _op("autograd::engine::evaluate_function: CompiledFunctionBackward", 9_000, 21_000, [back_call])
-    engine["extra_fields"]["sequence_number"] = 7
+    engine = recorded_op(
+        "autograd::engine::evaluate_function: CompiledFunctionBackward", 9_000, 21_000, back_call, seq=7
+    )
     walk = Attributor(
         FileClassifier([str(SCRIPTS)]),
         kinds=REPLAY_KINDS,
@@ -205,7 +196,7 @@ def test_device_work_of_compiled_kernels_follows_their_lines(tmp_path: Path) -> 
         ranges={"§1": Site(SCRIPT, marker("# BACKWARD"), "<module>", True)},
         compiled=graphs,
     )
-    walk.consume(_nodes([call, _op("§1", 8_000, 22_000, [engine])]))
+    walk.consume(_nodes([call, recorded_op("§1", 8_000, 22_000, engine)]))
     walk.add_device_events(activities)
     lines = {s.line: s for s in walk.lines.values()}
     fused = next(k for k in forward.kernels if len(k.places) > 1)
@@ -262,6 +253,9 @@ def test_traces_of_a_graph_cached_from_another_copy_find_the_users_file() -> Non
     )
     files = FileClassifier([str(SCRIPTS)])
     assert files.resolve(SCRIPT) == SCRIPT  # (the run has seen the script)
+    assert (
+        moved("/elsewhere/compiled_forward.py", HEAVY, "  x = 1", {"compiled_forward.py": [SCRIPT]}) is None
+    )
     places = [p for traces in elsewhere.values() for p in places_of(traces, files)]
     assert places and {p.file for p in places} == {SCRIPT}
     assert {p.line for p in places} == {LIGHT, HEAVY, OUT}

@@ -192,3 +192,22 @@ def test_the_drop_in_prints_the_function_table_of_the_sampled_stacks() -> None:
     # handled (docs/fidelity.md's limits: 6-19% here); far under inner's own
     assert rows["outer"][0] < own / 3 and rows["main"][1] >= rows["outer"][1] >= total, section
     assert "isfile" not in section and "Thread.start" not in section  # (our start-up's)
+
+
+def test_windows_open_and_close_outside_a_backwards_python() -> None:
+    """Most ticks land in a custom ``backward``'s Python, run by the autograd engine, which
+    restores the thread's profiler state and mode stack after each node: a window opened
+    there recorded nothing more (a compiled backward's windows lost their kernels). Every
+    window records the steps it spans, and the backward's ops are on the line that ran it."""
+    doc = run_job("python_backward.py", "8")
+    cpu = part_of(doc, PassName.CPU)
+    assert cpu is not None and cpu["status"] == "ok"
+    spans = cpu["windows"]["spans"]
+    assert len(spans) >= 2, spans
+    # a later window spans 0.3 s of steps of a few ms, each making 7 torch calls or more
+    assert all(calls >= 50 for _, _, calls in spans[1:]), spans
+    # (a backward's ops are on the line that ran it)
+    backward = next(
+        line for line in cpu["lines"] if line["line"] == marker_line("python_backward.py", "# BACKWARD")
+    )
+    assert {op["name"] for op in backward["ops"]} >= {"SlowBackward", "aten::tanh"}, backward["ops"]

@@ -56,6 +56,21 @@ def _meminfo_kb(field: str) -> int:
     return 0
 
 
+def backward_check(torch: Any) -> Callable[[], bool]:
+    """Whether the autograd engine is running a node of a backward in this thread (a
+    compiled backward's Python, a custom ``autograd.Function``'s ``backward``, a tensor
+    hook). The engine restores the thread's state after each node, the profiler's callbacks
+    and the function mode stack included: a recording started or stopped there, or the
+    line marker pushed or popped there, is undone when the node returns (measured: a
+    window opened in a compiled backward recorded nothing more, and torch warned "Requested
+    callback is not found" when it stopped). So windows open and close, and recordings
+    stop, outside a backward only."""
+    task = getattr(torch._C, "_current_graph_task_id", None)
+    if task is None:  # (every torch this tool supports has it)
+        return lambda: False
+    return lambda: task() != -1
+
+
 def make_line_marker(
     torch: Any,
     budget: int,
@@ -84,6 +99,7 @@ def make_line_marker(
     sites = ranges.sites if ranges is not None else {}
     backward_calls = (torch.Tensor.backward, torch.autograd.backward, torch.autograd.grad)
     compiling = compiletime.tracing_check(torch)
+    in_backward = backward_check(torch)
 
     class LineMarker(TorchFunctionMode):
         calls = 0
@@ -101,11 +117,12 @@ def make_line_marker(
             self.calls += 1
             if self.tripped:
                 return func(*args, **(kwargs or {}))
-            if self.calls == budget:
+            # (not inside a backward's node: see ``backward_check``; the first call after it)
+            if self.calls >= budget and not in_backward():
                 self.tripped = True
                 on_budget("calls")
                 return func(*args, **(kwargs or {}))
-            if guard is not None and self.calls % every == 0 and guard.over():
+            if guard is not None and self.calls % every == 0 and guard.over() and not in_backward():
                 self.tripped = True
                 on_budget("memory")
                 return func(*args, **(kwargs or {}))

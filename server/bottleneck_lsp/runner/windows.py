@@ -7,7 +7,9 @@ How windows are chosen (docs/performance.md, "One run"):
   handler, in the main thread between bytecodes) interrupted code with no frame of torch's
   mode dispatch (``overrides.py``, ``_python_dispatch.py``, ``_ops.py``, tensor
   subclasses, any mode's ``__torch_function__`` or ``__torch_dispatch__``), of the line
-  marker or of TorchDynamo on the stack, and torch.compile not compiling. The line marker
+  marker or of TorchDynamo on the stack, torch.compile not compiling, and no node of a
+  backward running (the autograd engine restores the thread's profiler state and mode
+  stack after each node: a window opened in a compiled backward recorded nothing). The line marker
   goes under the modes the script pushed, and comes out from under them, which keeps their
   order: the script's ``with mode:`` pops its own.
   Pushing or popping the line marker's mode elsewhere (a tick inside torch's dispatch to a
@@ -51,7 +53,7 @@ from . import compiletime, scriptprofiler
 from .attribution import Attributor
 from .autograddoc import autograd_document, compile_work_note, line_entry
 from .cprofilepass import CProfilePass
-from .linemarker import MemoryGuard, ScriptCallMarker, make_line_marker, place_warnings
+from .linemarker import MemoryGuard, ScriptCallMarker, backward_check, make_line_marker, place_warnings
 from .lineranges import LineRanges
 from .paths import FileClassifier
 from .profilerconfig import make_profiler
@@ -118,6 +120,7 @@ class Windows:
         self.attributor = Attributor(files, None, device=False, ranges=self.ranges.table)
         self.cprofile = CProfilePass(files, within=True) if with_cprofile else None
         self.compiling = compiletime.tracing_check(torch)
+        self.in_backward = backward_check(torch)
         self.profiler: Any = None  # the open window's
         self.hooked = False  # the marker's mode pushed (and what goes with it)
         self.opened = 0.0
@@ -263,6 +266,9 @@ class Windows:
         if self._safe(sys._getframe(1)):
             self._close()
             return
+        if self.in_backward():  # (the marker ends the recording after the backward)
+            self._request_stop()
+            return
         self._stop_recording()
 
     def stop(self) -> None:
@@ -279,8 +285,9 @@ class Windows:
     # -- windows -------------------------------------------------------------------
     def _safe(self, frame: FrameType) -> bool:
         """No frame of torch's mode dispatch, of TorchDynamo or of the line marker on the
-        stack, and torch.compile not compiling."""
-        if self.compiling():
+        stack, torch.compile not compiling, and no backward's node running
+        (``linemarker.backward_check``)."""
+        if self.compiling() or self.in_backward():
             return False
         here: FrameType | None = frame
         user = False  # the script's code is running (not the runner's, before or after it)

@@ -84,3 +84,24 @@ def test_separate_runs_charge_the_kernels_to_their_lines_too_and_replay_them(tmp
     replayed = {entry["line"]: entry for entry in again["lines"]}
     assert replayed[HEAVY]["compiled"] == heavy["compiled"]
     assert replayed[HEAVY]["self_cpu_us"] == heavy["self_cpu_us"]
+
+
+def test_a_lazy_backward_compile_is_compile_time_on_the_backward_line(tmp_path: Path) -> None:
+    """A cold run compiles the backward at the first ``.backward()`` (AOTAutograd's lazy
+    backward), outside TorchDynamo's compile session: that time is the ``.backward()``
+    line's compile column, as the forward's is the calling line's, and the note counts it
+    (a first run's ``loss.backward()`` read 8.7 s of plain wall time for one step)."""
+    script = "cold_backward_compile.py"
+    text, doc = profile_cli(tmp_path, script)
+    by_line = {r["line"]: r["columns"] for r in doc["ranking"]["lines"]}
+    backward, call = by_line[marker_line(script, "# BACKWARD")], by_line[marker_line(script, "# CALL")]
+    assert backward["compile-time"]["time_s"] > 0.5 * backward["wall-time"]["time_s"], backward
+    assert call["compile-time"]["time_s"] > 0, call
+    sample = part_of(doc, "sample")
+    assert sample is not None
+    note = next(n for n in sample["notes"] if n.startswith("torch.compile compiled"))
+    assert re.search(r", and 1 backward graph for [\d.]+ s at the first \.backward\(\)", note), note
+    said = next(
+        ln for ln in text.splitlines() if ln.startswith(f"{script}:{marker_line(script, '# BACKWARD')}:")
+    )
+    assert "while torch.compile compiled" in said, said

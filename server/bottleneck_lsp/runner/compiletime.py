@@ -2,10 +2,13 @@
 
 A compiled function's first calls trace and compile it (seconds to minutes with the
 inductor backend), and that one-time work lands in the wall time of the lines that made
-those calls: a line can top the ranking for its compilation alone. TorchDynamo times each
-compilation (``compilation_time_metrics["_compile.compile_inner"]``); the pass reports their
-sum as a note. Later passes of the same job mostly find the compiled code in the on-disk
-caches. Standard library and torch only: it runs in the user's interpreter.
+those calls: a line can top the ranking for its compilation alone. A graph that needs
+gradients has its backward compiled later, at the first ``.backward()`` through it
+(AOTAutograd's lazy backward), outside TorchDynamo's compile session. TorchDynamo times each
+compilation (``compilation_time_metrics["_compile.compile_inner"]``, and
+``["backward._backward_impl"]`` for a lazy backward); the pass reports their sums as a note.
+Later passes of the same job mostly find the compiled code in the on-disk caches. Standard
+library and torch only: it runs in the user's interpreter.
 """
 
 from __future__ import annotations
@@ -16,6 +19,9 @@ from collections.abc import Callable
 from typing import Any
 
 _TIMED = "_compile.compile_inner"
+_TIMED_BACKWARD = "backward._backward_impl"  # a lazy backward's compile (AOTAutograd)
+# AOTAutograd names the graph it compiles here, forward or backward, while it compiles it
+_AOT_LOGGING = "torch._functorch._aot_autograd.logging_utils"
 
 
 def tracing_check(torch: Any) -> Callable[[], bool]:
@@ -28,14 +34,36 @@ def compiling_flag(torch: Any = None) -> Callable[[], bool] | None:
     """A cheap look at whether torch.compile is compiling now, for the sampler: torch's
     own flag, where torch holds it for the whole compile session (2.13: its
     ``_compile_session_context``; before, only while TorchDynamo traces, which would miss
-    the backend's part). None elsewhere."""
+    the backend's part), or AOTAutograd compiling a graph outside it (a lazy backward, at
+    the first ``.backward()``: the name of the graph it compiles, set meanwhile). None
+    elsewhere."""
     torch = torch if torch is not None else sys.modules.get("torch")  # imported by the runner first
     compiler = getattr(torch, "compiler", None) if torch is not None else None
     if compiler is None or not hasattr(compiler, "_compile_session_context"):
         return None
     if not isinstance(getattr(compiler, "_is_compiling_flag", None), bool):
         return None
-    return lambda: bool(compiler._is_compiling_flag)
+    modules = sys.modules
+
+    def compiling() -> bool:
+        if compiler._is_compiling_flag:
+            return True
+        aot = modules.get(_AOT_LOGGING)  # (loaded with torch.compile's stack, at its first use)
+        return aot is not None and bool(getattr(aot, "graph_being_compiled", None))
+
+    return compiling
+
+
+def _seconds(metrics: dict[Any, Any], key: str) -> tuple[int, float]:
+    """How many times TorchDynamo timed ``key``, and for how long in all; (0, 0.0) when it
+    did not, or a torch whose timings differ."""
+    times = metrics.get(key)
+    if not isinstance(times, (list, tuple)):
+        return 0, 0.0
+    try:
+        return len(times), float(sum(times))
+    except (TypeError, ValueError):
+        return 0, 0.0
 
 
 def compile_note(where: list[tuple[str, int, float]] | None = None) -> str | None:
@@ -46,19 +74,18 @@ def compile_note(where: list[tuple[str, int, float]] | None = None) -> str | Non
     metrics = getattr(utils, "compilation_time_metrics", None)
     if not isinstance(metrics, dict):
         return None
-    times = metrics.get(_TIMED)
-    if not isinstance(times, (list, tuple)):
+    count, total = _seconds(metrics, _TIMED)
+    backwards, backward_s = _seconds(metrics, _TIMED_BACKWARD)
+    if total <= 0 and backward_s <= 0:
         return None
-    try:
-        total = float(sum(times))
-    except (TypeError, ValueError):
-        return None
-    if total <= 0:
-        return None
-    count = len(times)
-    said = (
-        f"torch.compile compiled {count} time{'s' if count != 1 else ''} for {total:.2f} s in all: "
-        "one-time work, in the wall time of the lines whose calls set it off (a compiled "
+    said = f"torch.compile compiled {count} time{'s' if count != 1 else ''} for {total:.2f} s in all"
+    if backward_s > 0:
+        said += (
+            f", and {backwards} backward graph{'s' if backwards != 1 else ''} for {backward_s:.2f} s "
+            "at the first .backward() through it"
+        )
+    said += (
+        ": one-time work, in the wall time of the lines whose calls set it off (a compiled "
         "function's first calls)"
     )
     if where:
@@ -66,4 +93,4 @@ def compile_note(where: list[tuple[str, int, float]] | None = None) -> str | Non
             f"{os.path.basename(path)}:{line} {seconds:.2f} s" for path, line, seconds in where[:3]
         )
         said += f"; sampled while it compiled: {lines}"
-    return said + "; the next passes mostly find it in torch's compile caches"
+    return said + "; a next run finds most of it in torch's compile caches"

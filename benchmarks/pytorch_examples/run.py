@@ -1,7 +1,8 @@
 """Does bottleneck-lsp's first hotspot match py-spy's hottest line on real pytorch/examples scripts?
 
 Usage:
-  python3 benchmarks/pytorch_examples/run.py EXAMPLES [--work DIR] [--venv DIR] [--only a,b] [--label NAME]
+  python3 benchmarks/pytorch_examples/run.py EXAMPLES [--work DIR] [--venv DIR] [--cpu-torch]
+      [--only a,b] [--label NAME]
   python3 benchmarks/pytorch_examples/run.py - --label NAME --reanalyze   # recompute a run's summary
 
 EXAMPLES is a checkout of github.com/pytorch/examples, or the bare git directory that the
@@ -11,7 +12,8 @@ which is not needed).
 
 What it does, from a fresh machine (2 CPU cores, no internet apart from the package index):
   1. creates the venv DIR (default /tmp/exvenv) if missing: torch==2.14.1 torchvision==0.29.1
-     py-spy matplotlib, and this repository (pip install -e), so that DIR/bin/bottleneck-lsp
+     (--cpu-torch: this machine's CPU build of torch 2.13.0 and torchvision 0.28.0) py-spy
+     matplotlib, and this repository (pip install -e), so that DIR/bin/bottleneck-lsp
      profiles in that interpreter;
   2. generates small fake data (data.py next to this file): MNIST raw IDX files in
      WORK/data/MNIST/raw (vae and mnist_rnn open '../data' from their working directory
@@ -26,18 +28,22 @@ What it does, from a fresh machine (2 CPU cores, no internet apart from the pack
      then renders the text report from that JSON with the package's own report.render (what
      `--format text` prints);
   4. prints a table: example | bare s | py-spy top line (share) | our first line (share, column)
-     | match, and writes WORK/results/LABEL/summary.json and table.md.
+     | match | ours s | ours / bare | peak RSS of each side (the largest process of its tree)
+     | the cpu pass's windows, and writes WORK/results/LABEL/summary.json and table.md.
 
 py-spy's hot line: per sample of the main thread, the innermost frame in the example's folder;
-samples whose innermost example frame is executing an import statement (the next frame is
-importlib's _find_and_load/_handle_fromlist: `import torch`, `from torchvision import ...`,
-`import matplotlib` ...) are excluded, and reported as such, and so are samples with no frame
-of the example (interpreter start-up and shutdown); shares are of the remaining samples (the
-closest to our wall column, whose denominator is the main thread's time from the script's
-first line to its end, `import torch` and torch's lazily loaded compiler stack set aside).
-A second count also excludes lazy imports run under other lines (an
-importlib frame anywhere below the innermost example frame), which our tool does before
-profiling (torch's compiler stack).
+samples with no frame of the example (interpreter start-up and shutdown) are left out, and so
+are those importing torch itself (an import statement with torch/__init__.py's module code
+below it: our fork server pays `import torch` before the script, and our wall column sets it
+aside); shares are of the remaining samples. This is our wall column's denominator since the
+one run (issue 46): the main thread's time from the script's first line to its end, with the
+script's other imports (`from torchvision import ...`, and what they make torch load lazily,
+its compiler stack) on their lines, as the bare run pays them.
+Two more counts, kept for the runs before the one run (`--separate-runs` still has the fork
+server load torch's compiler stack ahead): `top_no_imports` also leaves out every sample of
+an import statement (the next frame is importlib's _find_and_load/_handle_fromlist), and
+`top_no_lazy_imports` also lazy imports run under other lines (an importlib frame anywhere
+below the innermost example frame).
 """
 
 from __future__ import annotations
@@ -99,6 +105,7 @@ EXAMPLES: dict[str, tuple[str, str, list[str], dict[str, str]]] = {
     ),
 }
 IMPORT_FUNCS = {"_find_and_load", "_handle_fromlist", "_gcd_import", "import_module"}
+TORCH_INIT = os.path.join("torch", "__init__.py")
 
 
 def sh(cmd: list[str], **kw: Any) -> subprocess.CompletedProcess[str]:
@@ -257,10 +264,11 @@ def pyspy_lines(raw: str, folder: str) -> dict[str, Any]:
                 main_tid = tid
             stacks.append((tid, parts[1:], int(count_s)))
     hot: Counter[tuple[str, int]] = Counter()
+    hot_noimports: Counter[tuple[str, int]] = Counter()
     hot_nolazy: Counter[tuple[str, int]] = Counter()
     imports: Counter[tuple[str, int]] = Counter()
     lazy: Counter[tuple[str, int]] = Counter()
-    total = outside = other_threads = 0
+    total = outside = other_threads = torch_import = 0
     for tid, parts, count in stacks:
         if tid != main_tid:
             other_threads += count
@@ -279,14 +287,22 @@ def pyspy_lines(raw: str, folder: str) -> dict[str, Any]:
         key = (os.path.realpath(fm["file"]), int(fm["line"]))
         below = [b["func"] for b in frames[idx + 1 :] if b]
         if below and below[0] in IMPORT_FUNCS:
+            if any(
+                b and b["func"] == "<module>" and b["file"].endswith(TORCH_INIT) for b in frames[idx + 1 :]
+            ):
+                torch_import += count  # `import torch`: our start-up, set aside
+                continue
             imports[key] += count
+            hot[key] += count
             continue
         hot[key] += count
+        hot_noimports[key] += count
         if any(fn in IMPORT_FUNCS for fn in below):
             lazy[key] += count
         else:
             hot_nolazy[key] += count
     base = sum(hot.values())
+    base_noimports = sum(hot_noimports.values())
     base_nolazy = sum(hot_nolazy.values())
 
     def rows(c: Counter[tuple[str, int]], denom: int) -> list[dict[str, Any]]:
@@ -305,12 +321,14 @@ def pyspy_lines(raw: str, folder: str) -> dict[str, Any]:
         "main_samples": total,
         "outside_example_files": outside,
         "other_thread_samples": other_threads,
+        "torch_import_samples": torch_import,
         "import_samples": sum(imports.values()),
-        "imports_excluded": rows(imports, total),
+        "imports": rows(imports, base),
         "lazy_import_samples": sum(lazy.values()),
-        "lazy_imports": rows(lazy, base),
+        "lazy_imports": rows(lazy, base_noimports),
         "counted_samples": base,
         "top": rows(hot, base),
+        "top_no_imports": rows(hot_noimports, base_noimports),
         "top_no_lazy_imports": rows(hot_nolazy, base_nolazy),
     }
 
@@ -345,7 +363,7 @@ def ours_summary(doc: dict[str, Any], text: str) -> dict[str, Any]:
     passes = {
         p["name"]: {
             k: p.get(k)
-            for k in ("status", "wall_s", "script_wall_s", "event_count", "startup", "notes")
+            for k in ("status", "wall_s", "script_wall_s", "event_count", "startup", "notes", "windows")
             if k in p
         }
         for p in doc.get("passes", [])
@@ -368,6 +386,29 @@ RENDER = (
 )
 
 
+# Runs a command with its output where the caller sends it, then writes the peak RSS (MB) of
+# the command's largest process (RUSAGE_CHILDREN of this fresh wrapper) to the file argv[1].
+_PEAK_RSS = (
+    "import resource, subprocess, sys\n"
+    "rc = subprocess.run(sys.argv[2:]).returncode\n"
+    "open(sys.argv[1], 'w').write(str(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024))\n"
+    "sys.exit(rc)\n"
+)
+
+
+def measured(py: str, cmd: list[str], rss_file: str) -> list[str]:
+    """``cmd`` run under the peak-RSS wrapper, which writes its figure to ``rss_file``."""
+    return [py, "-c", _PEAK_RSS, rss_file, *cmd]
+
+
+def read_rss(rss_file: str) -> float | None:
+    try:
+        with open(rss_file) as f:
+            return float(f.read())
+    except (OSError, ValueError):
+        return None
+
+
 def run_one(name: str, py: str, venv: str, ex: str, work: str, out: str, threads: int) -> dict[str, Any]:
     folder, script_name, args_t, extra = EXAMPLES[name]
     if threads:
@@ -383,9 +424,12 @@ def run_one(name: str, py: str, venv: str, ex: str, work: str, out: str, threads
     # bare
     with open(os.path.join(out, "bare.log"), "w") as log:
         t = time.perf_counter()
-        rc = sh([py, script, *args], cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT).returncode
+        rss = os.path.join(out, "bare.rss")
+        cmd = measured(py, [py, script, *args], rss)
+        rc = sh(cmd, cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT).returncode
         res["bare_s"] = time.perf_counter() - t
         res["bare_rc"] = rc
+        res["bare_rss_mb"] = read_rss(rss)
 
     # py-spy
     raw = os.path.join(out, "pyspy.raw.txt")
@@ -416,15 +460,12 @@ def run_one(name: str, py: str, venv: str, ex: str, work: str, out: str, threads
     cli = os.path.join(venv, "bin", "bottleneck-lsp")
     with open(os.path.join(out, "ours.log"), "w") as log:
         t = time.perf_counter()
-        rc = sh(
-            [cli, "profile", "--format", "json", "-o", js, "--timeout", "600", script, *args],
-            cwd=cwd,
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        ).returncode
+        rss = os.path.join(out, "ours.rss")
+        cmd = [cli, "profile", "--format", "json", "-o", js, "--timeout", "600", script, *args]
+        rc = sh(measured(py, cmd, rss), cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT).returncode
         res["ours_s"] = time.perf_counter() - t
         res["ours_rc"] = rc
+        res["ours_rss_mb"] = read_rss(rss)
     if os.path.exists(js):
         txt = sh([py, "-c", RENDER, js, cwd], capture_output=True)
         text = txt.stdout if txt.returncode == 0 else ""
@@ -466,8 +507,11 @@ def where(row: dict[str, Any], ex: str) -> str:
 
 
 def table(results: list[dict[str, Any]], ex: str) -> str:
-    head = "| example | bare s | py-spy top line (share) | our first line (share, column) | match | ours s |"
-    lines = [head, "|" + " --- |" * 6]
+    head = (
+        "| example | bare s | py-spy top line (share) | our first line (share, column) | match | ours s "
+        "| ours / bare | peak RSS bare / ours MB | op CPU windows |"
+    )
+    lines = [head, "|" + " --- |" * 9]
     for r in results:
         spy, ours = r.get("pyspy"), r.get("ours")
         if spy and spy["top"]:
@@ -481,8 +525,25 @@ def table(results: list[dict[str, Any]], ex: str) -> str:
         else:
             otxt = f"- (rc {r.get('ours_rc')})"
         match, ours_s = r["verdict"]["match"], r.get("ours_s", 0)
-        lines.append(f"| {r['name']} | {r['bare_s']:.1f} | {ptxt} | {otxt} | {match} | {ours_s:.1f} |")
+        ratio = f"{ours_s / r['bare_s']:.2f}x" if r.get("bare_s") else "-"
+        rss = f"{_mb(r.get('bare_rss_mb'))} / {_mb(r.get('ours_rss_mb'))}"
+        lines.append(
+            f"| {r['name']} | {r['bare_s']:.1f} | {ptxt} | {otxt} | {match} | {ours_s:.1f} | {ratio} | {rss} "
+            f"| {_windows(ours)} |"
+        )
     return "\n".join(lines)
+
+
+def _mb(value: float | None) -> str:
+    return "-" if value is None else f"{value:,.0f}"
+
+
+def _windows(ours: dict[str, Any] | None) -> str:
+    """The cpu pass's windows: how many, and how much of the run they recorded."""
+    windows = ((ours or {}).get("passes", {}).get("cpu") or {}).get("windows")
+    if not windows:
+        return "whole run"
+    return f"{windows.get('count')}, {windows.get('recorded_s', 0):.2f} s of {windows.get('run_s', 0):.2f} s"
 
 
 def analyze(res: dict[str, Any], ex: str, out: str) -> None:
@@ -521,6 +582,12 @@ def main() -> None:
     ap.add_argument("--work", default="/tmp/pyexamples-bench")
     ap.add_argument("--venv", default="/tmp/exvenv")
     ap.add_argument("--only", default="", help="comma-separated example names")
+    ap.add_argument(
+        "--cpu-torch",
+        action="store_true",
+        help="make the venv with this machine's CPU build of torch 2.13.0 and torchvision 0.28.0 "
+        "(no CUDA download) instead of torch 2.14.1 and torchvision 0.29.1",
+    )
     ap.add_argument("--label", default=time.strftime("run-%Y%m%d-%H%M%S"))
     ap.add_argument(
         "--threads",
@@ -538,7 +605,7 @@ def main() -> None:
         reanalyze(os.path.join(work, "results", a.label))
         return
     os.makedirs(work, exist_ok=True)
-    py = ensure_venv(os.path.abspath(a.venv))
+    py = ensure_venv(os.path.abspath(a.venv), cpu_torch=a.cpu_torch)
     ex = examples_tree(a.examples, work)
     make_data(py, ex, work)
     names = [n for n in EXAMPLES if not a.only or n in a.only.split(",")]

@@ -204,8 +204,9 @@ def test_windows_open_and_close_outside_a_backwards_python() -> None:
     assert cpu is not None and cpu["status"] == "ok"
     spans = cpu["windows"]["spans"]
     assert len(spans) >= 2, spans
-    # a later window spans 0.3 s of steps of a few ms, each making 7 torch calls or more
-    assert all(calls >= 50 for _, _, calls in spans[1:]), spans
+    # a later window spans 0.3 s of steps of 10-25 ms here, each making 7 torch calls: 37 to
+    # 100 calls measured (a window opened in the backward recorded 2 to 5)
+    assert all(calls >= 15 for _, _, calls in spans[1:]), spans
     # (a backward's ops are on the line that ran it)
     backward = next(
         line for line in cpu["lines"] if line["line"] == marker_line("python_backward.py", "# BACKWARD")

@@ -100,6 +100,7 @@ def make_line_marker(
     backward_calls = (torch.Tensor.backward, torch.autograd.backward, torch.autograd.grad)
     compiling = compiletime.tracing_check(torch)
     in_backward = backward_check(torch)
+    limit = budget if budget > 0 else 1 << 62  # (0: no budget)
 
     class LineMarker(TorchFunctionMode):
         calls = 0
@@ -118,7 +119,7 @@ def make_line_marker(
             if self.tripped:
                 return func(*args, **(kwargs or {}))
             # (not inside a backward's node: see ``backward_check``; the first call after it)
-            if self.calls >= budget and not in_backward():
+            if self.calls >= limit and not in_backward():
                 self.tripped = True
                 on_budget("calls")
                 return func(*args, **(kwargs or {}))

@@ -331,6 +331,92 @@ def test_backward_kernels_go_to_the_backward_line_linked_to_their_forward_line(t
     assert cuda["totals"]["self_device_us"] == 1750.0
 
 
+def test_the_windows_of_one_run_replay_together_each_kernel_on_its_own_windows_op(tmp_path: Path) -> None:
+    """A GPU's one run records the device in windows, one recording each; replayed
+    together (``replay A.window1 A.window2``) as the run read them: each window's kernels go
+    to the ops of that window, whose correlation ids a later window may repeat (torch's
+    count starts again with each recording)."""
+    (tmp_path / "train.py").write_text("import torch\n\ny = a @ b\n\nz = a @ b\n")
+    kernel = {"device_type": "CUDA", "name": "void gemm_kernel<float>(float*)", "device_index": 0}
+    paths = []
+    for number, (line, ns) in enumerate(((3, 500_000), (5, 2_000_000)), start=1):
+        tree = [_ccall("torch.mm", line, 100, 900, recorded_op("aten::mm", 200, 800, corr=100))]
+        events = [{**kernel, "linked_correlation_id": 100, "start_ns": 850, "duration_ns": ns}]
+        path = tmp_path / f"train.cuda.window{number}.raw.json"
+        path.write_text(
+            json.dumps(
+                {
+                    "format": "bottleneck-raw-recording/2",
+                    "pass": "cuda",
+                    "script": str(tmp_path / "train.py"),
+                    "roots": [str(tmp_path)],
+                    "files": {"train.py": str(tmp_path / "train.py")},
+                    "script_wall_ns": 10_000_000,
+                    "tree": tree,
+                    "events": events,
+                }
+            )
+        )
+        paths.append(str(path))
+    doc = replay(paths[0], None, paths[1:])
+    cuda = doc.to_json()["passes"][0]
+    assert {line["line"]: line["self_device_us"] for line in cuda["lines"]} == {3: 500.0, 5: 2000.0}
+    assert cuda["script_wall_s"] == 0.02 and cuda["device"]["device_time_s"] == 0.0025
+    assert cuda["notes"][0].startswith(
+        "replayed from train.cuda.window1.raw.json and 1 more window(s) of its run"
+    )
+    # what the user reads first: the second window's line
+    said = [ln for ln in report.render(doc, cwd=str(tmp_path)).splitlines() if ln.startswith("train.py:")]
+    assert said[0].startswith("train.py:5:"), said[:2]
+    sample = tmp_path / "train.sample.raw.json"
+    sample.write_text(json.dumps({**json.loads(Path(paths[0]).read_text()), "pass": "sample"}))
+    with pytest.raises(RecordingError, match="not a window of the same pass"):
+        replay(paths[0], None, [str(sample)])
+
+
+def test_a_live_one_runs_windows_recorded_and_replayed_give_the_same_lines(tmp_path: Path) -> None:
+    """The windows' own raw recordings (a GPU's one run with --save-raw; here the cpu
+    pass's windows, driven as the runner drives them, in a process of its own: pytest's
+    timeout holds SIGALRM here): replayed together, they give the lines the run read."""
+    script = tmp_path / "loop.py"
+    script.write_text(
+        "import time\nimport torch\n\nx = torch.randn(64, 64)\nend = time.perf_counter() + 6.0\n"
+        "while time.perf_counter() < end:\n    y = (x @ x).relu()\n    z = y.sum()\n    time.sleep(0.005)\n"
+    )
+    driver = (
+        "import json, sys, torch\n"
+        "from bottleneck_lsp.runner.paths import FileClassifier\n"
+        "from bottleneck_lsp.runner.samplepass import SamplePass\n"
+        "folder, script, out = sys.argv[1:]\n"
+        "sample = SamplePass(FileClassifier([folder]), None, save_raw=folder + '/loop.sample.raw.json.gz', "
+        "script=script)\n"
+        "sample.record_windows(torch, memory=False, with_cprofile=False)\n"
+        "code = compile(open(script).read(), script, 'exec')\n"
+        "sample.start()\n"
+        "try:\n    exec(code, {'__name__': '__main__'})\nfinally:\n    sample.stop()\n"
+        "json.dump(sample.finish()['windowed'], open(out, 'w'))\n"
+    )
+    out = tmp_path / "windowed.json"
+    done = subprocess.run(
+        [sys.executable, "-c", driver, str(tmp_path), str(script), str(out)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    windowed = json.loads(out.read_text())
+    count = windowed["windows"]["count"]
+    assert count >= 2, windowed["windows"]
+    recordings = [str(tmp_path / f"loop.cpu.window{n}.raw.json.gz") for n in range(1, count + 1)]
+    assert all(os.path.exists(path) for path in recordings), sorted(os.listdir(tmp_path))
+    assert any(n.startswith(f"raw recordings of {count} window(s) written to ") for n in windowed["notes"])
+    cpu = replay(recordings[0], str(tmp_path), recordings[1:]).to_json()["passes"][0]
+    assert {ln["line"]: ln["self_cpu_us"] for ln in cpu["lines"]} == {
+        ln["line"]: ln["self_cpu_us"] for ln in windowed["lines"]
+    }
+    assert {ln["line"] for ln in cpu["lines"]} >= {7, 8}
+
+
 def test_a_recordings_line_ranges_and_entries_are_read_as_data() -> None:
     """Entries of the wrong shape (a bool for a line, a missing field) are left out, not
     believed; a recording without them has none."""

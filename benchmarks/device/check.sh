@@ -50,6 +50,33 @@ run train_cuda examples/train.py --device ${TRAIN_DEVICE:-cuda} --steps 10 --wid
 # torch.compile on the GPU (issue 47): Triton kernels on the lines they were made from; the
 # cuda pass's raw recording keeps the graphs' kernels and lines (replayable in CI)
 run compiled_cuda tests/scripts/compiled_forward.py 4 cuda
+# The one run on a GPU (issue 46; not the default there until this ran): the windows record
+# the device too (the cuda pass's columns) while the sample pass's device recording pauses.
+# Each window's raw recording is kept ($OUT/once-raw/STEM.cuda.windowN.raw.json.gz: commit
+# them; replay reads them together, and tests/test_replay.py should replay them in CI).
+once() {  # name, script, args...
+    local name=$1; shift
+    local begin stem
+    mkdir -p "$OUT/once-raw"
+    begin=$(date +%s.%N)
+    BOTTLENECK_LSP_GPU_WINDOWS=1 timeout 300 "$PY" -m bottleneck_lsp --format json \
+        -o "$OUT/$name.once.result.json" --save-raw "$OUT/once-raw" "$@" > /dev/null 2> "$OUT/$name.once.err"
+    echo "$name once_rc $? once_s $("$PY" -c "print(round($(date +%s.%N) - $begin, 3))")" >> "$OUT/timings.txt"
+    stem=$(basename "${1%.py}")
+    # shellcheck disable=SC2046 # (one argument per window, in their order)
+    "$PY" -m bottleneck_lsp.cli replay $(ls "$OUT/once-raw/$stem".cuda.window*.raw.json.gz | sort -V) \
+        > "$OUT/$name.once-replay.txt" 2>&1 || true
+    "$PY" - "$OUT/$name.once.result.json" > "$OUT/$name.once.report.txt" 2>&1 <<'PYEOF'
+import json, sys
+from bottleneck_lsp.formats import report
+from bottleneck_lsp.schema.model import Document
+print(report.render(Document.from_json(json.load(open(sys.argv[1])))))
+PYEOF
+}
+once gpu_bound tests/fixtures/cuda_gpu_bound.py
+once cpu_bound tests/fixtures/cuda_cpu_bound.py
+once train_cuda examples/train.py --device ${TRAIN_DEVICE:-cuda} --steps 10 --width 2048
+once compiled_cuda tests/scripts/compiled_forward.py 4 cuda
 # The same without the fork server (a fresh interpreter per pass), for comparison.
 begin=$(date +%s.%N)
 timeout 300 "$PY" -m bottleneck_lsp --no-fork --format json -o "$OUT/train_cuda.nofork.result.json" \

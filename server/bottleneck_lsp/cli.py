@@ -392,16 +392,17 @@ def run_replay(ns: argparse.Namespace) -> int:
     from .analysis.recorded import RecordingError
     from .job.replay import replay
 
-    problem = output_problem(ns.output, (ns.recording,))
+    problem = output_problem(ns.output, tuple(ns.recording))
     if problem is not None:
         print(f"bottleneck-lsp: error: {problem}", file=sys.stderr)
         return 2
+    first, *windows = ns.recording
     try:
-        doc = replay(ns.recording, ns.root)
+        doc = replay(first, ns.root, windows)
     except RecordingError as exc:
         print(f"bottleneck-lsp: error: {exc}", file=sys.stderr)
         return 2
-    return _emit(doc, Output.of(ns, recording_root=ns.root), raw=ns.recording)
+    return _emit(doc, Output.of(ns, recording_root=ns.root), raw=first)
 
 
 def main(argv: list[str] | None = None) -> int:

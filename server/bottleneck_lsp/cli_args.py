@@ -371,7 +371,12 @@ def command_parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
         description="Read a raw recording (gzip or not) written by `profile --save-raw`, run the same "
         "attribution and analysis, and print that pass's report or the result document.",
     )
-    replay.add_argument("recording", help="the raw recording (.raw.json or .raw.json.gz)")
+    replay.add_argument(
+        "recording",
+        nargs="+",
+        help="the raw recording (.raw.json or .raw.json.gz); or the windows of one run, in their order "
+        "(STEM.PASS.window1.raw.json.gz ...), read together as that run's pass",
+    )
     replay.add_argument(
         "--root",
         metavar="DIR",

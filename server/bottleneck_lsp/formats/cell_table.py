@@ -9,7 +9,7 @@ import os
 
 from ..analysis import coverage, ranking
 from ..analysis.ranking import CPU, MEMORY, WALL, Hotspot, Thresholds
-from ..schema.contract import COVERAGE_NOTE, WINDOWS_NOTE
+from ..schema.contract import COVERAGE_NOTE, COVERAGE_NOTE_DEVICE, WINDOWS_NOTE
 from ..schema.model import Document, PassStatus
 from . import wording
 
@@ -74,7 +74,9 @@ def notes(doc: Document) -> list[str]:
     covered = coverage.covered(cpu)
     out = [f"op CPU and memory: {covered}; their shares are of the recorded time"] if covered else []
     for part in doc.passes:
-        out += [n for n in part.notes if not n.startswith((WINDOWS_NOTE, COVERAGE_NOTE))]
+        out += [
+            n for n in part.notes if not n.startswith((WINDOWS_NOTE, COVERAGE_NOTE, COVERAGE_NOTE_DEVICE))
+        ]
     return out
 
 

@@ -173,7 +173,9 @@ class Job:
         # cProfile within them where the cprofile pass is planned
         self._once = False
         self._once_cprofile = False
+        self._once_cuda = False  # on a GPU: the cuda pass recorded in the one run's windows too
         self._windowed: RunnerPart | None = None  # what the sample pass's run recorded so
+        self._windowed_device: RunnerPart | None = None  # ... and on a GPU its cuda pass
         self._runs = 0  # times the script ran
 
     def use_forks(self, forks: ForkServer | None) -> None:
@@ -288,6 +290,7 @@ class Job:
         self._runs += 1
         rider = parts[0].cprofile if parts else None
         self._windowed = parts[0].windowed if parts and self._once else None
+        self._windowed_device = parts[0].windowed_device if parts and self._once_cuda else None
         # (given up by this pass's own start, which said why, it did not end here)
         if forking is not None and forking.gone and not self._stopped and not self._fork_note:
             self._note_fork_server_death(forking)
@@ -498,7 +501,17 @@ class Job:
         runs alone next where torch did not import (a script of plain Python)."""
         windowed, self._windowed = self._windowed, None
         if windowed is not None:
-            doc.passes.extend(one_run.placed(windowed, sample))
+            on_device, self._windowed_device = self._windowed_device, None
+            doc.passes.extend(one_run.placed(windowed, sample, on_device))
+            if self._once_cuda and on_device is None:
+                doc.passes.append(
+                    self._skip_reason(PassName.CUDA, doc, stop_reason)
+                    or Pass.given(
+                        name=PassName.CUDA,
+                        status=PassStatus.SKIPPED,
+                        skip_reason="the one run's windows recorded no device activity",
+                    )
+                )
             return
         env = doc.environment
         no_torch = env is not None and env.torch is None and sample.status != PassStatus.SYNTAX_ERROR
@@ -508,8 +521,10 @@ class Job:
             or (f"{self.spec.python} never ran the runner" if ranking.runner_never_started(doc) else "")
             or f"the script's one run (the sample pass) recorded no window (status {sample.status})"
         )
-        for name in (PassName.CPROFILE, PassName.CPU):
+        for name in (PassName.CPROFILE, PassName.CPU, PassName.CUDA):
             if name == PassName.CPROFILE and not self._once_cprofile:
+                continue
+            if name == PassName.CUDA and not self._once_cuda:
                 continue
             if name == PassName.CPROFILE and no_torch and not stop_reason:
                 planned.insert(index + 1, PassName.CPROFILE)  # its own run: it needs no torch
@@ -523,7 +538,9 @@ class Job:
         """What the progress says before the one run ("" for any other pass)."""
         if not self._once or name != PassName.SAMPLE:
             return ""
-        inside = "the cpu pass and cProfile" if self._once_cprofile else "the cpu pass"
+        parts = ["the cpu pass", *(["cProfile"] if self._once_cprofile else [])]
+        parts += ["the cuda pass"] if self._once_cuda else []
+        inside = ", ".join(parts[:-1]) + " and " + parts[-1] if len(parts) > 1 else parts[0]
         return f"the script's one run, {inside} recorded in windows of it"
 
     def _plan_once(self, planned: list[PassName]) -> list[PassName]:
@@ -534,7 +551,12 @@ class Job:
             return planned
         self._once = True
         self._once_cprofile = PassName.CPROFILE in planned and not spec.separate_cprofile
-        carried = (PassName.CPU, PassName.CPROFILE) if self._once_cprofile else (PassName.CPU,)
+        self._once_cuda = PassName.CUDA in planned and self._gpu_likely()
+        carried = (
+            PassName.CPU,
+            *((PassName.CPROFILE,) if self._once_cprofile else ()),
+            *((PassName.CUDA,) if self._once_cuda else ()),
+        )
         return [name for name in planned if name not in carried]
 
     def _gpu_likely(self) -> bool:

@@ -3,33 +3,41 @@
 
 ``planned`` says when a job runs once: the sample and cpu passes are both planned, with
 exact lines, and nothing asks for a run per pass (``--separate-runs``, a time-boxed
-``--duration`` window per pass, raw recordings, a distributed launch). The device pass
-(``cuda``) and the sample pass's device recording need the whole run on a GPU: there, for
-now, each pass runs the script (docs/gpu.md); windows on a GPU wait for a device to
-check them on. ``placed`` turns the runner's windowed part
-into the document's cpu pass and, where cProfile rode in the windows, its cprofile pass.
+``--duration`` window per pass, raw recordings, a distributed launch). On a GPU the windows
+record the device's activity too (the cuda pass's columns) and the sample pass's device
+recording pauses while they do; until that ran on a GPU, a job there runs each pass apart
+unless ``BOTTLENECK_LSP_GPU_WINDOWS=1`` asks for the one run (``GPU_WINDOWS``; docs/gpu.md,
+``benchmarks/device/check.sh``). ``placed`` turns the runner's windowed parts into the
+document's cpu pass (and cuda pass) and, where cProfile rode in the windows, its cprofile pass.
 
 Host side: schema types only.
 """
 
 from __future__ import annotations
 
+import os
+
 from ..analysis import coverage
-from ..schema.contract import COVERAGE_NOTE
+from ..schema.contract import COVERAGE_NOTE, COVERAGE_NOTE_DEVICE
 from ..schema.model import Pass, PassName, RunnerPart
 from . import cprofile_ride
 from .spec import JobSpec
 
+# The one run on a GPU, asked for (an environment variable of the job's process) until it
+# has run on one: the windows' device recording is built, not yet checked on hardware
+GPU_WINDOWS = "BOTTLENECK_LSP_GPU_WINDOWS"
+
 
 def planned(spec: JobSpec, passes: list[PassName], gpu: bool) -> bool:
-    """Whether the job records the cpu pass (and cProfile) in the sample pass's run. Not
-    where a GPU may be (``gpu``): the sample pass records the device's activity whole-run
-    there, for the verdict, and torch runs one profiler at a time."""
+    """Whether the job records the cpu pass (and cProfile, and on a GPU the cuda pass) in
+    the sample pass's run. Where a GPU may be (``gpu``), only when ``GPU_WINDOWS`` asks."""
+    on_gpu = gpu and os.environ.get(GPU_WINDOWS) == "1"
     return (
-        not gpu
+        (not gpu or on_gpu)
         and not spec.separate_runs
         and spec.duration is None
-        and spec.save_raw is None
+        # (on a GPU, each window's raw recording: benchmarks/device/check.sh keeps them)
+        and (spec.save_raw is None or on_gpu)
         and not spec.distributed
         and spec.exact_lines
         and PassName.SAMPLE in passes
@@ -37,17 +45,14 @@ def planned(spec: JobSpec, passes: list[PassName], gpu: bool) -> bool:
     )
 
 
-def placed(windowed: RunnerPart, sample: Pass) -> list[Pass]:
+def placed(windowed: RunnerPart, sample: Pass, on_device: RunnerPart | None = None) -> list[Pass]:
     """The passes the sample pass's run recorded in windows, in the document's order: the
-    cprofile pass (where cProfile rode in the windows), then the cpu pass. Their status is
-    the run's (the sample pass's, as the job left it: a timeout, a stop)."""
+    cprofile pass (where cProfile rode in the windows), then the cpu pass, then on a GPU
+    the cuda pass (``on_device``, from the same windows). Their status is the run's (the
+    sample pass's, as the job left it: a timeout, a stop)."""
     made: list[Pass] = []
-    cpu = windowed.as_pass()
-    cpu.update(status=sample.status, exit_code=sample.exit_code)
+    cpu = _covering(windowed.as_pass(), sample, COVERAGE_NOTE)
     covered = coverage.covered(cpu)
-    if covered:
-        cpu.notes.insert(0, f"{COVERAGE_NOTE} {covered}: shares are of the recorded time")
-        cpu.update(notes=cpu.notes)
     table = windowed.cprofile
     if table is not None:
         note = (
@@ -56,4 +61,17 @@ def placed(windowed: RunnerPart, sample: Pass) -> list[Pass]:
         )
         made.append(cprofile_ride.table_pass(table, PassName.SAMPLE, sample.status, sample.exit_code, note))
     made.append(cpu)
+    if on_device is not None:
+        made.append(_covering(on_device.as_pass(), sample, COVERAGE_NOTE_DEVICE))
     return made
+
+
+def _covering(part: Pass, sample: Pass, what: str) -> Pass:
+    """A windowed pass with the run's status, its notes opening with what (``what``) it
+    covers."""
+    part.update(status=sample.status, exit_code=sample.exit_code)
+    covered = coverage.covered(part)
+    if covered:
+        part.notes.insert(0, f"{what} {covered}: shares are of the recorded time")
+        part.update(notes=part.notes)
+    return part

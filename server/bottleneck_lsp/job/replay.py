@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import os
+from collections.abc import Sequence
 from typing import Any
 
 from .. import __version__
@@ -46,11 +47,17 @@ def _environment(recorded: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def replay(path: str, root: str | None = None) -> Document:
-    """The result document of one recorded pass; RecordingError says what is wrong."""
+def replay(path: str, root: str | None = None, windows: Sequence[str] = ()) -> Document:
+    """The result document of one recorded pass; RecordingError says what is wrong.
+    ``windows``: more recordings of the same pass, the windows of one run after the first
+    (``STEM.PASS.windowN.raw.json.gz``), walked in turn as the run walked them."""
     opened = open_recording(path, root)
     header, roots, activities, files = opened.header, opened.roots, opened.activities, opened.files
     name, wall_ns, recorded_on = opened.name, opened.wall_ns, opened.recorded_on
+    later = [open_recording(more, root) for more in windows]
+    for other in later:
+        if other.name != name or other.name == PassName.SAMPLE:
+            raise RecordingError(f"{other.path}: not a window of the same pass as {path} ({name})")
     part: dict[str, Any] = {
         "name": name,
         "status": "ok",
@@ -66,9 +73,24 @@ def replay(path: str, root: str | None = None) -> Document:
         part["device_event_count"] = sum(1 for a in activities if a.on_device)
     else:
         marker_site = opened.marker_site
-        attributor = opened.attributor()
-        attributor.consume(roots)
-        part.update(autograd_document(attributor, activities if name == PassName.CUDA else None, wall_ns))
+        if later:
+            # the last window's header has every line range and graph of the earlier ones
+            attributor = later[-1].attributor()
+            every = []
+            for window in (opened, *later):
+                attributor.consume(window.roots)
+                if name == PassName.CUDA:
+                    attributor.add_device_events(window.activities)
+                    attributor.end_recording()
+                    every += window.activities
+            wall_ns = sum(window.wall_ns for window in (opened, *later))
+            part["script_wall_s"] = round(wall_ns / 1e9, 6)
+            found = every if name == PassName.CUDA else None
+            part.update(autograd_document(attributor, found, wall_ns, charged=True))
+        else:
+            attributor = opened.attributor()
+            attributor.consume(roots)
+            part.update(autograd_document(attributor, activities if name == PassName.CUDA else None, wall_ns))
         part.update(
             {
                 "event_count": attributor.event_count,
@@ -76,8 +98,9 @@ def replay(path: str, root: str | None = None) -> Document:
                 "exact_lines": bool(header.get("exact_lines", marker_site is not None)),
             }
         )
+    also = f" and {len(later)} more window(s) of its run" if later else ""
     part["notes"] = [
-        f"replayed from {os.path.basename(path)} ({recording.FORMAT}/{header['format_version']}), "
+        f"replayed from {os.path.basename(path)}{also} ({recording.FORMAT}/{header['format_version']}), "
         f"recorded with torch {recorded_on.get('torch', '?')}"
         + (f" on {recorded_on['device']}" if recorded_on.get("device") else "")
     ]

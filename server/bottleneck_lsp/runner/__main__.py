@@ -82,10 +82,11 @@ class _Run:
                 measured = self.profiler.finish()
                 notes = measured.pop("notes", [])
                 windowed = measured.pop("windowed", None)
+                on_device = measured.pop("windowed_device", None)
                 self.part.update_json(measured, "the pass's results")  # checked: all or nothing
                 self.part.update(notes=[*self.part.notes, *notes])
                 if windowed is not None:
-                    self._windowed(windowed)
+                    self._windowed(windowed, on_device)
             except Exception as exc:  # noqa: BLE001 - report, never lose the rest
                 self.part.add_note(f"profiler results lost: {type(exc).__name__}: {exc}")
         if self.lazy is not None:
@@ -119,16 +120,23 @@ class _Run:
         # group at the pass's end would miss (the rest of the group goes then)
         strays.end_strays()
 
-    def _windowed(self, measured: dict[str, Any]) -> None:
-        """The cpu pass recorded in windows of this run: its part, beside this one's."""
+    def _windowed(self, measured: dict[str, Any], on_device: dict[str, Any] | None) -> None:
+        """The cpu pass recorded in windows of this run (and on a GPU the cuda pass, in the
+        same windows): their parts, beside this one's."""
         part = self.part
-        windowed = RunnerPart.given(name=PassName.CPU, status=part.status, exit_code=part.exit_code)
-        try:
-            windowed.update_json(measured, "the windows' results")
-        except Exception as exc:  # noqa: BLE001 - report, never lose the rest
-            part.add_note(f"the windows' results lost: {type(exc).__name__}: {exc}")
-            return
-        part.update(windowed=windowed)
+        for name, found, field in (
+            (PassName.CPU, measured, "windowed"),
+            (PassName.CUDA, on_device, "windowed_device"),
+        ):
+            if found is None:
+                continue
+            windowed = RunnerPart.given(name=name, status=part.status, exit_code=part.exit_code)
+            try:
+                windowed.update_json(found, "the windows' results")
+            except Exception as exc:  # noqa: BLE001 - report, never lose the rest
+                part.add_note(f"the windows' {name} results lost: {type(exc).__name__}: {exc}")
+                continue
+            part.update(**{field: windowed})
 
     def _set_aside(self, begin: bool) -> None:
         aside = getattr(self.profiler, "set_aside", None)
@@ -280,14 +288,11 @@ class _Run:
             )
             if torch is not None:
                 self.profiler.listen_to_compile(torch)
-            if ns.windows and on_device:
-                # (the job asks for windows on a CPU-only machine: job/one_run.py)
-                part.add_note(
-                    "the cpu pass was not recorded in windows of this run: the device's recording "
-                    "for the verdict holds torch's one profiler"
+            if ns.windows and torch is not None:
+                # (on a GPU the windows record the device too: the cuda pass, job/one_run.py)
+                self.profiler.record_windows(
+                    torch, ns.memory, ns.with_cprofile, progress_file(ns.out), device=on_device
                 )
-            elif ns.windows and torch is not None:
-                self.profiler.record_windows(torch, ns.memory, ns.with_cprofile, progress_file(ns.out))
         elif torch is None:
             part.update(status=PassStatus.SKIPPED, skip_reason=f"torch is not importable: {torch_error}")
             self.conclude()

@@ -801,6 +801,12 @@ class Attributor:
             self._charge_device(target, a, op_name, dur)
         return seen
 
+    def end_recording(self) -> None:
+        """One recording's events were all charged (a window of the one run, on a GPU):
+        its ops' correlation ids go, so that another recording's, which may repeat them,
+        find only their own ops."""
+        self._correlation.clear()
+
     def _charge_device(self, target: LineStats, a: Activity, op_name: str, dur: int) -> None:
         target.device_ns += dur
         target.device_count += 1

@@ -126,15 +126,21 @@ def compile_work_note(a: Attributor) -> str:
     )
 
 
-def autograd_document(a: Attributor, activities: list[Activity] | None, wall_ns: int) -> dict[str, Any]:
+def autograd_document(
+    a: Attributor, activities: list[Activity] | None, wall_ns: int, charged: bool = False
+) -> dict[str, Any]:
     """A walked profile as the pass's part of the result document. ``activities``: the
     device events and runtime calls (the CUDA pass), charged here to the ops that
-    launched them; None for the CPU pass."""
+    launched them (``charged``: already charged, window by window: ``windows.py``); None
+    for the CPU pass."""
     with_device = activities is not None
     summary = None
     device_events = 0
     if activities is not None:
-        device_events = a.add_device_events(activities)
+        if charged:
+            device_events = sum(1 for x in activities if x.on_device)
+        else:
+            device_events = a.add_device_events(activities)
         summary = device.summarize(activities, wall_ns, runtime_recorded=True)
     recorded = memory.account(a.memory_events, "cuda" if with_device else "cpu", a.first_ns)
     peak = recorded["peak_bytes"] if recorded is not None else 0

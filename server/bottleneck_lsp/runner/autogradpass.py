@@ -145,10 +145,7 @@ class AutogradPass:
             return
         self.recording = False
         if self.device is not None:
-            try:
-                self.torch.cuda.synchronize()
-            except Exception:  # noqa: BLE001 - a failed device still has CPU events
-                pass
+            device.settle(self.torch)  # (a failed device still has CPU events)
         self.recorded_until = time.perf_counter()
         self.profiler.__exit__(None, None, None)
         self.stop_s = time.perf_counter() - self.recorded_until

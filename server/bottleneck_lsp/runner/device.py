@@ -1,7 +1,7 @@
 """Device activity (CUDA kernels, memcpy, memset) and the CPU's waits on the device.
 
 Pure functions over plain records, so that a live profile and a raw recording (replay)
-go through the same code. Nothing here imports torch.
+go through the same code. Nothing here imports torch (``settle`` is given it).
 """
 
 from __future__ import annotations
@@ -77,6 +77,15 @@ def from_kineto(events: Iterable[Any]) -> tuple[list[Activity], bool]:
             )
         )
     return out, runtime or any(not a.on_device and a.name in WAIT_CALLS for a in out)
+
+
+def settle(torch: Any) -> None:
+    """Wait for the device's queued work, so that a recording about to stop holds its last
+    kernels; a device that fails here still leaves what was recorded (never raises)."""
+    try:
+        torch.cuda.synchronize()
+    except Exception:  # noqa: BLE001 - what was recorded still counts
+        pass
 
 
 def union_ns(intervals: list[tuple[int, int]]) -> int:

@@ -23,6 +23,7 @@ from .rawsave import save_raw
 from .sampler import ThreadSampler
 from .windows import Windows
 
+RAW_SUFFIX = ".sample.raw.json.gz"  # the sample pass's raw recording (``Job.raw_path``)
 PLACED_AT_LEAST = 0.5  # of the script's wall time, placed on lines by the sample pass, or a note
 PROGRESS_EVERY_S = 1.0  # the one run's progress is written at most this often (as windows close)
 
@@ -48,6 +49,11 @@ class SamplePass:
         self.description = ""
         if torch is not None:
             self.device, self.description = make_profiler(torch, with_stack=False, device="cuda", cpu=False)
+        # With windows on a GPU the device's recording pauses while each window records
+        # (torch runs one profiler at a time; the window records the device too): its
+        # recordings, one per stretch between windows, in order (``device`` the first)
+        self.segments: list[Any] = []
+        self.device_on = False  # the last segment records now
         self.started = 0.0
         self.stopped = 0.0
         self.running = False
@@ -62,11 +68,22 @@ class SamplePass:
         self.progressed = 0.0  # when it was last written
 
     def record_windows(
-        self, torch: Any, memory: bool, with_cprofile: bool, progress: str | None = None
+        self, torch: Any, memory: bool, with_cprofile: bool, progress: str | None = None, device: bool = False
     ) -> None:
         """Record the cpu pass in windows of this run (``windows.py``), before ``start``;
-        what was measured so far goes to ``progress`` as each window closes (``_progress``)."""
-        self.windows = Windows(torch, self.files, self.sampler, memory, with_cprofile)
+        what was measured so far goes to ``progress`` as each window closes (``_progress``).
+        ``device`` (on a GPU): the windows record the device's activity too (the cuda
+        pass), and this pass's device recording pauses while they do."""
+        on_gpu = "cuda" if device and self.device is not None else None
+        self.windows = Windows(torch, self.files, self.sampler, memory, with_cprofile, device=on_gpu)
+        self.windows.script = self.script
+        if on_gpu is not None:
+            self.windows.pause_device = self._pause_device
+            self.windows.resume_device = self._resume_device
+        if self.save_raw and self.save_raw.endswith(RAW_SUFFIX):
+            # each window's recording beside this pass's (the job asks for them in a one run on
+            # a GPU only: a CPU's --save-raw runs each pass apart, recorded whole)
+            self.windows.raw_stem = self.save_raw[: -len(RAW_SUFFIX)]
         if progress is not None:
             self.progress = progress
             self.windows.on_close = self._progress
@@ -94,12 +111,15 @@ class SamplePass:
         if self.dynamo is not None and not self.dynamo.install():
             self.dynamo = None
         if self.device is not None:
-            self.device.__enter__()
             self._unyield = scriptprofiler.yield_to_script(self._yield_to_script)
         self.running = True
+        if self.device is not None and (self.windows is None or self.windows.device is None):
+            self._resume_device()
         self.started = time.perf_counter()
         if self.windows is not None:
-            self.windows.start()
+            self.windows.start()  # (on a GPU, the device's recording starts as its first window ends)
+            if self.device is not None and self.windows.profiler is None:
+                self._resume_device()  # (no first window)
         self.sampler.start()
 
     def _progress(self) -> None:
@@ -164,11 +184,25 @@ class SamplePass:
             return
         self.device_until = time.perf_counter()
         self.device_paused_ns = self.sampler.paused_until_now()  # set aside by then
-        try:
-            self.torch.cuda.synchronize()
-        except Exception:  # noqa: BLE001 - what was recorded still counts
-            pass
-        self.device.__exit__(None, None, None)
+        self._pause_device()
+
+    def _pause_device(self) -> None:
+        """The device's recording stops (a window opens, or the run ends); kept."""
+        if not self.device_on:
+            return
+        self.device_on = False
+        device.settle(self.torch)
+        self.segments[-1].__exit__(None, None, None)
+
+    def _resume_device(self) -> None:
+        """The device's recording starts, or goes on after a window in a new segment (not
+        after the run's end, nor once the script started a profiler of its own)."""
+        if self.device is None or self.device_on or self.device_until or not self.running:
+            return
+        segment = self.device if not self.segments else make_profiler(self.torch, False, "cuda", cpu=False)[0]
+        segment.__enter__()
+        self.segments.append(segment)
+        self.device_on = True
 
     def stop(self) -> None:
         if not self.running:
@@ -211,10 +245,14 @@ class SamplePass:
                 "part of the run only"
             )
         if self.device is not None:
-            events = list(self.device.kineto_results.events())
+            events = [e for segment in self.segments for e in segment.kineto_results.events()]
             if self.save_raw:
                 out["notes"].append(save_raw(self.save_raw, self, wall_ns, [], events))
             activities, runtime = device.from_kineto(events)
+            if self.windows is not None and self.windows.device is not None:
+                # the device's work while the windows recorded it (their runtime calls and
+                # waits are not in the segments': the verdict's waits stay unknown)
+                activities += [a for a in self.windows.activities if a.on_device or a.name in device.LOADING]
             recorded_ns = wall_ns
             said = self.script_profiler
             if said is not None:
@@ -252,6 +290,8 @@ class SamplePass:
                     f"({windows.read_s:.2f} s) are left out of the wall time"
                 )
             out["windowed"] = windowed
+            if windows.device is not None:
+                out["windowed_device"] = windows.finish_device()
         out["postprocess_s"] = round(time.perf_counter() - begin, 6)
         return out
 

@@ -49,14 +49,16 @@ from collections.abc import Callable
 from types import FrameType
 from typing import Any
 
-from . import compiletime, scriptprofiler
+from . import compiletime, device, scriptprofiler
 from .attribution import Attributor
 from .autograddoc import autograd_document, compile_work_note, line_entry
 from .cprofilepass import CProfilePass
+from .device import Activity
 from .linemarker import MemoryGuard, ScriptCallMarker, backward_check, make_line_marker, place_warnings
 from .lineranges import LineRanges
 from .paths import FileClassifier
 from .profilerconfig import make_profiler
+from .rawsave import save_raw
 from .sampler import ThreadSampler
 from .units import us
 
@@ -103,11 +105,29 @@ class Windows:
         sampler: ThreadSampler,
         memory: bool = False,
         with_cprofile: bool = False,
+        device: str | None = None,
     ) -> None:
         self.torch = torch
         self.files = files
         self.sampler = sampler
         self.memory = memory
+        # On a GPU ("cuda"): the windows record the device's activity too (the cuda pass's
+        # columns: device time, kernels and the CPU's waits per line), and the sample pass's
+        # whole-run device recording pauses while a window records (torch runs one profiler
+        # at a time): ``pause_device`` before a window opens, ``resume_device`` after it
+        # stopped recording
+        self.device = device
+        self.activities: list[Activity] = []  # the windows' device work and runtime calls
+        self.pause_device: Callable[[], None] | None = None
+        self.resume_device: Callable[[], None] | None = None
+        # ``save_raw`` (a GPU's one run with ``--save-raw``, ``job/one_run.py``): each window's
+        # raw recording, STEM.PASS.windowN.raw.json.gz (``replay`` reads them together)
+        self.raw_stem: str | None = None
+        self.script = ""  # (named in a raw recording)
+        self.name = "cuda" if device is not None else "cpu"
+        self.description = ""
+        self.raw_written: list[str] = []
+        self.raw_failed = ""
         self.ranges = LineRanges(files)
         self.per_call = 2 if memory else 1  # memory events cost about as much again
         self.first_calls = FIRST_WINDOW_CALLS // self.per_call
@@ -117,7 +137,7 @@ class Windows:
         self.marker = make_line_marker(torch, _BUDGET, self._full, self.guard, self.ranges)
         self.counted_from = 0
         self.script_calls = ScriptCallMarker(torch, self.ranges)
-        self.attributor = Attributor(files, None, device=False, ranges=self.ranges.table)
+        self.attributor = Attributor(files, None, device=device is not None, ranges=self.ranges.table)
         self.cprofile = CProfilePass(files, within=True) if with_cprofile else None
         self.compiling = compiletime.tracing_check(torch)
         self.in_backward = backward_check(torch)
@@ -164,7 +184,7 @@ class Windows:
             begin = time.perf_counter()
             exec(code, scope)
             bare = time.perf_counter() - begin
-            profiler, _ = make_profiler(self.torch, with_stack=False, device=None, memory=self.memory)
+            profiler, _ = make_profiler(self.torch, with_stack=False, device=self.device, memory=self.memory)
             profiler.__enter__()
             self._push_marker()
             if self.cprofile is not None:
@@ -332,7 +352,11 @@ class Windows:
             binding._push_on_torch_function_stack(mode)
 
     def _open(self) -> None:
-        self.profiler, _ = make_profiler(self.torch, with_stack=False, device=None, memory=self.memory)
+        if self.pause_device is not None:
+            self.pause_device()
+        self.profiler, self.description = make_profiler(
+            self.torch, with_stack=False, device=self.device, memory=self.memory
+        )
         if self._unyield is not None:  # (our start is not the script's)
             self._unyield()
         # (torch's allocator then logs "Memory block of unknown size ..." at the first and
@@ -393,9 +417,13 @@ class Windows:
         self.profiler = None
         self.sampler.pause()  # reading it is our work, not the script's
         try:
+            if self.device is not None:
+                device.settle(self.torch)  # (the window's kernels, done and recorded)
             profiler.__exit__(None, None, None)
             self._read(profiler)
         finally:
+            if self.resume_device is not None and self.ended not in ("end", "script_profiler"):
+                self.resume_device()
             self.sampler.resume()
             self.read_done = time.perf_counter()
 
@@ -445,9 +473,32 @@ class Windows:
     def _read(self, profiler: Any) -> None:
         try:
             tree = profiler.kineto_results.experimental_event_tree()
+            if self.raw_stem is not None:
+                self._save_raw(tree, profiler.kineto_results.events())
             self.attributor.consume(tree)
+            if self.device is not None:
+                # its device work on the lines of the ops that launched it, by this
+                # window's correlation ids (another window's may repeat them)
+                activities, _runtime = device.from_kineto(profiler.kineto_results.events())
+                self.attributor.add_device_events(activities)
+                self.attributor.end_recording()
+                self.activities.extend(activities)
         except Exception as exc:  # noqa: BLE001 - a lost window, said in the note
             self.ended = self.ended or f"reading a window failed: {type(exc).__name__}: {exc}"
+
+    def _save_raw(self, tree: Any, events: Any) -> None:
+        """This window's raw recording, beside the others (its span as the script's time)."""
+        path = f"{self.raw_stem}.{self.name}.window{len(self.raw_written) + 1}.raw.json.gz"
+        extra: dict[str, Any] = {"line_ranges": self.ranges.header(), "exact_lines": True}
+        compiled = self.attributor.compiled
+        if compiled is not None and compiled.by_key:
+            extra["compiled_graphs"] = compiled.to_json()
+        span_ns = int(((self.stopped_at or time.perf_counter()) - self.opened) * 1e9)
+        said = save_raw(path, self, span_ns, tree, events, **extra)
+        if said.startswith("raw recording written"):
+            self.raw_written.append(path)
+        else:
+            self.raw_failed = self.raw_failed or said
 
     def _yield_to_script(self, here: bool) -> None:
         """The script starts torch's profiler itself: the open window's recording ends now
@@ -515,6 +566,8 @@ class Windows:
             notes.append("the windows stopped: the process had grown by a third of the memory available")
         elif self.ended.startswith(("reading", "the windows failed")):
             notes.append(self.ended)
+        if self.raw_written or self.raw_failed:
+            notes.append(self._raw_note())
         if self.cprofile is not None:
             self.cprofile.stopped = self.run_stopped or time.perf_counter()
             table = self.cprofile.finish()
@@ -528,6 +581,36 @@ class Windows:
                 "exact_lines": True,
                 "torch_calls": self.calls,
                 "postprocess_s": round(time.perf_counter() - begin + self.read_s, 6),
+            }
+        )
+        return out
+
+    def _raw_note(self) -> str:
+        said = ""
+        if self.raw_written:
+            first = self.raw_written[0]
+            said = (
+                f"raw recordings of {len(self.raw_written)} window(s) written to "
+                f"{first[: first.rindex('.window')]}.window*.raw.json.gz (replay reads them together)"
+            )
+        return "; ".join(x for x in (said, self.raw_failed) if x)
+
+    def finish_device(self) -> dict[str, Any]:
+        """On a GPU, after ``finish``: the cuda pass's part, from the same windows (device
+        time, kernels and the CPU's waits per line; memory on the device), its shares of
+        the recorded time."""
+        a = self.attributor
+        recorded = sum(span for _, span, _ in self.spans)
+        for stats in (*a.lines.values(), a.unattributed):
+            stats.memory = None  # (``finish`` accounted the CPU's: now the device's)
+        out = autograd_document(a, self.activities, int(recorded * 1e9), charged=True)
+        out["windows"] = self._covered()
+        out.update(
+            {
+                "script_wall_s": round((self.run_stopped or time.perf_counter()) - self.run_started, 6),
+                "event_count": a.event_count,
+                "exact_lines": True,
+                "torch_calls": self.calls,
             }
         )
         return out

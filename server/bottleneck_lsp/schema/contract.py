@@ -23,6 +23,7 @@ READABLE_VERSIONS = (2, 3, 4, 5, 6)
 # pass's on what they cover): a cell's table says coverage its own way (formats/cell_table.py)
 WINDOWS_NOTE = "the cpu pass recorded in"
 COVERAGE_NOTE = "op CPU time and memory"
+COVERAGE_NOTE_DEVICE = "device time, kernels and device memory"  # (the cuda pass's, on a GPU)
 
 # The passes, in the order they run (``PassName``, with the statuses, is in model.py).
 PASSES = tuple(PassName)

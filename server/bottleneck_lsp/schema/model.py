@@ -669,11 +669,13 @@ class RunnerPart(Pass):
     cprofile: CProfileTable | None = None
     # the sample pass's run recorded the cpu pass in windows (runner/windows.py): its part
     windowed: RunnerPart | None = None
+    # ... and on a GPU the cuda pass (device time, kernels and waits) in the same windows
+    windowed_device: RunnerPart | None = None
 
     def as_pass(self) -> Pass:
         """The pass alone, as the document holds it."""
         values = {name: getattr(self, name) for name, _, _, _ in _fields(Pass)}
-        return Pass(**values, absent=self.absent - {"environment", "cprofile", "windowed"})
+        return Pass(**values, absent=self.absent - {"environment", "cprofile", "windowed", "windowed_device"})
 
 
 # -- what analysis adds ------------------------------------------------------------------------

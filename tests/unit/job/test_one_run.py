@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from bottleneck_lsp.job import one_run
 from bottleneck_lsp.job.spec import JobSpec
 from bottleneck_lsp.schema.model import PassName, PassStatus, RunnerPart, Windows
@@ -9,10 +11,16 @@ from bottleneck_lsp.schema.model import PassName, PassStatus, RunnerPart, Window
 DEFAULT = [PassName.SAMPLE, PassName.CPROFILE, PassName.CPU, PassName.CUDA]
 
 
-def test_one_run_is_the_default_on_a_cpu_only_machine() -> None:
+def test_one_run_is_the_default_on_a_cpu_only_machine(monkeypatch: pytest.MonkeyPatch) -> None:
     spec = JobSpec(script="/w/train.py")
     assert one_run.planned(spec, DEFAULT, gpu=False)
-    assert not one_run.planned(spec, DEFAULT, gpu=True)  # the device recording needs the whole run
+    monkeypatch.delenv(one_run.GPU_WINDOWS, raising=False)
+    assert not one_run.planned(spec, DEFAULT, gpu=True)  # not yet checked on a GPU: asked for only
+    monkeypatch.setenv(one_run.GPU_WINDOWS, "1")
+    assert one_run.planned(spec, DEFAULT, gpu=True)
+    # ... where the windows' raw recordings are kept too (benchmarks/device/check.sh)
+    assert one_run.planned(JobSpec(script="/w/train.py", save_raw="/tmp/raw"), DEFAULT, gpu=True)
+    monkeypatch.delenv(one_run.GPU_WINDOWS)
     for asked in (
         JobSpec(script="/w/train.py", separate_runs=True),
         JobSpec(script="/w/train.py", duration=5.0),
@@ -42,3 +50,15 @@ def test_the_windowed_part_becomes_the_cpu_pass_with_the_runs_status() -> None:
         "shares are of the recorded time"
     )
     assert "windowed" not in cpu.to_json() and cpu.to_json()["windows"]["count"] == 2
+
+
+def test_on_a_gpu_the_windows_device_part_becomes_the_cuda_pass_after_the_cpu_pass() -> None:
+    sample = RunnerPart.given(name=PassName.SAMPLE, status=PassStatus.OK, exit_code=0).as_pass()
+    device = RunnerPart.given(name=PassName.CUDA, status=PassStatus.OK, exit_code=0)
+    device.update(windows=Windows(count=2, recorded_s=0.5, run_s=4.0, spent_s=0.7, torch_calls=10))
+    made = one_run.placed(_windowed(), sample, device)
+    assert [p.name for p in made] == [PassName.CPU, PassName.CUDA]
+    assert made[1].notes[0] == (
+        "device time, kernels and device memory recorded in 2 windows, 0.50 s of the 4.00 s run (12%): "
+        "shares are of the recorded time"
+    )

@@ -278,6 +278,25 @@ def _ccall(name: str, line: int, start: int, end: int, *children: dict[str, Any]
     }
 
 
+def _hand_made(path: Path, tree: list[dict[str, Any]], events: list[dict[str, Any]]) -> Path:
+    """A cuda pass's recording of ``train.py`` beside it, 10 ms long, written to ``path``."""
+    script = path.parent / "train.py"
+    header = {"format": "bottleneck-raw-recording/2", "pass": "cuda", "script": str(script)}
+    path.write_text(
+        json.dumps(
+            {
+                **header,
+                "roots": [str(path.parent)],
+                "files": {"train.py": str(script)},
+                "script_wall_ns": 10_000_000,
+                "tree": tree,
+                "events": events,
+            }
+        )
+    )
+    return path
+
+
 def test_backward_kernels_go_to_the_backward_line_linked_to_their_forward_line(tmp_path: Path) -> None:
     """The linking rule on a hand-made tree (a real one: the training loop's test below): a
     kernel launched by an op inside a backward op on the autograd thread is charged to the
@@ -303,21 +322,7 @@ def test_backward_kernels_go_to_the_backward_line_linked_to_their_forward_line(t
         {**kernel, "linked_correlation_id": 200, "start_ns": 2450, "duration_ns": 1_000_000},
         {**kernel, "linked_correlation_id": 0, "start_ns": 4000, "duration_ns": 250_000},
     ]
-    path = tmp_path / "train.cuda.raw.json"
-    path.write_text(
-        json.dumps(
-            {
-                "format": "bottleneck-raw-recording/2",
-                "pass": "cuda",
-                "script": str(tmp_path / "train.py"),
-                "roots": [str(tmp_path)],
-                "files": {"train.py": str(tmp_path / "train.py")},
-                "script_wall_ns": 10_000_000,
-                "tree": tree,
-                "events": events,
-            }
-        )
-    )
+    path = _hand_made(tmp_path / "train.cuda.raw.json", tree, events)
     cuda = replay(str(path)).to_json()["passes"][0]
     lines = {line["line"]: line for line in cuda["lines"]}
     assert lines[3]["self_device_us"] == 500.0 and not lines[3]["backward"]
@@ -342,22 +347,7 @@ def test_the_windows_of_one_run_replay_together_each_kernel_on_its_own_windows_o
     for number, (line, ns) in enumerate(((3, 500_000), (5, 2_000_000)), start=1):
         tree = [_ccall("torch.mm", line, 100, 900, recorded_op("aten::mm", 200, 800, corr=100))]
         events = [{**kernel, "linked_correlation_id": 100, "start_ns": 850, "duration_ns": ns}]
-        path = tmp_path / f"train.cuda.window{number}.raw.json"
-        path.write_text(
-            json.dumps(
-                {
-                    "format": "bottleneck-raw-recording/2",
-                    "pass": "cuda",
-                    "script": str(tmp_path / "train.py"),
-                    "roots": [str(tmp_path)],
-                    "files": {"train.py": str(tmp_path / "train.py")},
-                    "script_wall_ns": 10_000_000,
-                    "tree": tree,
-                    "events": events,
-                }
-            )
-        )
-        paths.append(str(path))
+        paths.append(str(_hand_made(tmp_path / f"train.cuda.window{number}.raw.json", tree, events)))
     doc = replay(paths[0], None, paths[1:])
     cuda = doc.to_json()["passes"][0]
     assert {line["line"]: line["self_device_us"] for line in cuda["lines"]} == {3: 500.0, 5: 2000.0}

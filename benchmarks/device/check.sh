@@ -16,6 +16,15 @@ mkdir -p "$OUT/raw"
     nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null || true
 } > "$OUT/machine.txt" 2>&1
 
+render() {  # result.json, report.txt: the text report of a JSON result
+    "$PY" - "$1" > "$2" 2>&1 <<'PYEOF'
+import json, sys
+from bottleneck_lsp.formats import report
+from bottleneck_lsp.schema.model import Document
+print(report.render(Document.from_json(json.load(open(sys.argv[1])))))
+PYEOF
+}
+
 run() {  # name, script, args...
     local name=$1; shift
     local begin end
@@ -29,12 +38,7 @@ run() {  # name, script, args...
     echo "$name profile_rc $? profile_s $("$PY" -c "print(round($(date +%s.%N) - $begin, 3))")" >> "$OUT/timings.txt"
     "$PY" -m bottleneck_lsp.cli replay "$OUT/raw/$(basename "${1%.py}").cuda.raw.json.gz" \
         > "$OUT/$name.cuda-replay.txt" 2>&1 || true
-    "$PY" - "$OUT/$name.result.json" > "$OUT/$name.report.txt" 2>&1 <<'PYEOF'
-import json, sys
-from bottleneck_lsp.formats import report
-from bottleneck_lsp.schema.model import Document
-print(report.render(Document.from_json(json.load(open(sys.argv[1])))))
-PYEOF
+    render "$OUT/$name.result.json" "$OUT/$name.report.txt"
 }
 
 run gpu_bound tests/fixtures/cuda_gpu_bound.py
@@ -66,12 +70,7 @@ once() {  # name, script, args...
     # shellcheck disable=SC2046 # (one argument per window, in their order)
     "$PY" -m bottleneck_lsp.cli replay $(ls "$OUT/once-raw/$stem".cuda.window*.raw.json.gz | sort -V) \
         > "$OUT/$name.once-replay.txt" 2>&1 || true
-    "$PY" - "$OUT/$name.once.result.json" > "$OUT/$name.once.report.txt" 2>&1 <<'PYEOF'
-import json, sys
-from bottleneck_lsp.formats import report
-from bottleneck_lsp.schema.model import Document
-print(report.render(Document.from_json(json.load(open(sys.argv[1])))))
-PYEOF
+    render "$OUT/$name.once.result.json" "$OUT/$name.once.report.txt"
 }
 once gpu_bound tests/fixtures/cuda_gpu_bound.py
 once cpu_bound tests/fixtures/cuda_cpu_bound.py

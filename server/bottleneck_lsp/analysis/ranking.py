@@ -482,6 +482,9 @@ def denominators(doc: Document) -> dict[str, str]:
                 out[kind] += ", outside the cpu pass's recording windows"
         elif samples is not None and samples.windowed_s:
             out[WALL] += ", the recording windows included (less what recording was measured to cost)"
+    on_device = coverage.covered(doc.pass_named(PassName.CUDA))  # (a GPU's one run)
+    if on_device:
+        out[DEVICE] += f", {on_device}"
     return out
 
 

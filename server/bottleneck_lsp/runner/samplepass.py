@@ -54,6 +54,7 @@ class SamplePass:
         # recordings, one per stretch between windows, in order (``device`` the first)
         self.segments: list[Any] = []
         self.device_on = False  # the last segment records now
+        self.device_error = ""  # why the segments ended early (the note says it)
         self.started = 0.0
         self.stopped = 0.0
         self.running = False
@@ -187,22 +188,39 @@ class SamplePass:
         self._pause_device()
 
     def _pause_device(self) -> None:
-        """The device's recording stops (a window opens, or the run ends); kept."""
+        """The device's recording stops (a window opens, or the run ends); kept. Called from
+        the windows, maybe inside the script's torch call: never raises into it."""
         if not self.device_on:
             return
         self.device_on = False
         device.settle(self.torch)
-        self.segments[-1].__exit__(None, None, None)
+        try:
+            self.segments[-1].__exit__(None, None, None)
+        except Exception as exc:  # noqa: BLE001 - the verdict covers what the other segments hold
+            self.segments.pop()
+            self._device_failed(exc)
 
     def _resume_device(self) -> None:
         """The device's recording starts, or goes on after a window in a new segment (not
-        after the run's end, nor once the script started a profiler of its own)."""
+        after the run's end, nor once the script started a profiler of its own). Never
+        raises into the script (see ``_pause_device``): a failure ends the segments."""
         if self.device is None or self.device_on or self.device_until or not self.running:
             return
-        segment = self.device if not self.segments else make_profiler(self.torch, False, "cuda", cpu=False)[0]
-        segment.__enter__()
+        try:
+            segment = (
+                self.device if not self.segments else make_profiler(self.torch, False, "cuda", cpu=False)[0]
+            )
+            segment.__enter__()
+        except Exception as exc:  # noqa: BLE001
+            self._device_failed(exc)
+            return
         self.segments.append(segment)
         self.device_on = True
+
+    def _device_failed(self, exc: Exception) -> None:
+        self.device_until = self.device_until or time.perf_counter()
+        self.device_paused_ns = self.sampler.paused_until_now()
+        self.device_error = f"the device's recording between windows failed: {type(exc).__name__}: {exc}"
 
     def stop(self) -> None:
         if not self.running:
@@ -270,6 +288,12 @@ class SamplePass:
                     )
                 out["notes"].append(
                     f"{said.words()}: {what} ({scriptprofiler.OWN_PROFILER_ADVICE[bool(said.library)]})"
+                )
+            if self.device_error:
+                out["notes"].append(
+                    f"{self.device_error}: the CPU/GPU verdict counts the device's work recorded until "
+                    "then and in the windows, over the whole run (it may read the device less busy "
+                    "than it was)"
                 )
             out["device"] = device.summarize(activities, recorded_ns, runtime)
             out["device_event_count"] = sum(1 for a in activities if a.on_device)

@@ -386,7 +386,11 @@ class Windows:
         self.closing = self.closing or why
         if why == "memory":
             self.ended = "memory"
-        self._stop_recording()
+        try:
+            self._stop_recording()
+        except Exception as exc:  # noqa: BLE001 - inside the script's torch call: never into it
+            self.ended = self.ended or f"the windows failed: {type(exc).__name__}: {exc}"
+            self.profiler = None
 
     def _request_stop(self) -> None:
         """A window is due to close and this tick was no safe point (nearly every tick of a

@@ -5,10 +5,10 @@ from __future__ import annotations
 import dataclasses
 import json
 
-from bottleneck_lsp.analysis import ranking
+from bottleneck_lsp.analysis import coverage, ranking
 from bottleneck_lsp.analysis.ranking import Thresholds
 from bottleneck_lsp.formats import wording
-from bottleneck_lsp.schema.model import Document
+from bottleneck_lsp.schema.model import Document, PassName
 from repository import ONE_RUN, one_run, recorded
 
 
@@ -95,3 +95,16 @@ def test_a_small_rise_of_the_peak_rss_marks_no_line() -> None:
     row = _with_one_time_and_peak(0.0, ranking.RSS_FLOOR_BYTES - 1)
     assert ranking.RSS in row.columns and ranking.rss_share(row) == 0.0
     assert "peak RSS" not in wording.message(row)
+
+
+def test_a_gpu_one_runs_device_column_says_what_its_windows_cover() -> None:
+    """On a GPU's one run the cuda pass is recorded in the same windows as the cpu pass: the
+    device column's legend says how much of the run they cover, as the op CPU column's does."""
+    doc = one_run()
+    cpu = doc.pass_named(PassName.CPU)
+    assert cpu is not None and cpu.windows is not None
+    assert ranking.denominators(doc)[ranking.DEVICE] == ranking.DENOMINATOR[ranking.DEVICE]
+    doc.passes.append(dataclasses.replace(cpu, name=PassName.CUDA))
+    said = ranking.denominators(doc)[ranking.DEVICE]
+    assert said == f"{ranking.DENOMINATOR[ranking.DEVICE]}, {coverage.covered(cpu)}", said
+    assert "recorded in" in said

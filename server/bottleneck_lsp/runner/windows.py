@@ -477,13 +477,15 @@ class Windows:
     def _read(self, profiler: Any) -> None:
         try:
             tree = profiler.kineto_results.experimental_event_tree()
+            # (torch builds the flat event list anew at each call: once, where it is read)
+            events = profiler.kineto_results.events() if self.raw_stem or self.device else []
             if self.raw_stem is not None:
-                self._save_raw(tree, profiler.kineto_results.events())
+                self._save_raw(tree, events)
             self.attributor.consume(tree)
             if self.device is not None:
                 # its device work on the lines of the ops that launched it, by this
                 # window's correlation ids (another window's may repeat them)
-                activities, _runtime = device.from_kineto(profiler.kineto_results.events())
+                activities, _runtime = device.from_kineto(events)
                 self.attributor.add_device_events(activities)
                 self.attributor.end_recording()
                 self.activities.extend(activities)
@@ -551,7 +553,6 @@ class Windows:
         a = self.attributor
         recorded = sum(span for _, span, _ in self.spans)
         out = autograd_document(a, None, int(recorded * 1e9))
-        run_s = (self.run_stopped or time.perf_counter()) - self.run_started
         out["windows"] = self._covered()
         notes = out.setdefault("notes", [])
         if a.compile_events:
@@ -577,17 +578,23 @@ class Windows:
             table = self.cprofile.finish()
             table["script_wall_s"] = round(recorded, 6)
             out["cprofile"] = table
+        out.update(self._run_fields())
         out.update(
             {
-                "script_wall_s": round(run_s, 6),
-                "event_count": a.event_count,
                 "garbled_frames": a.garbled_frames,
-                "exact_lines": True,
-                "torch_calls": self.calls,
                 "postprocess_s": round(time.perf_counter() - begin + self.read_s, 6),
             }
         )
         return out
+
+    def _run_fields(self) -> dict[str, Any]:
+        """What the cpu and cuda parts of the windows both say of the run."""
+        return {
+            "script_wall_s": round((self.run_stopped or time.perf_counter()) - self.run_started, 6),
+            "event_count": self.attributor.event_count,
+            "exact_lines": True,
+            "torch_calls": self.calls,
+        }
 
     def _raw_note(self) -> str:
         said = ""
@@ -609,14 +616,7 @@ class Windows:
             stats.memory = None  # (``finish`` accounted the CPU's: now the device's)
         out = autograd_document(a, self.activities, int(recorded * 1e9), charged=True)
         out["windows"] = self._covered()
-        out.update(
-            {
-                "script_wall_s": round((self.run_stopped or time.perf_counter()) - self.run_started, 6),
-                "event_count": a.event_count,
-                "exact_lines": True,
-                "torch_calls": self.calls,
-            }
-        )
+        out.update(self._run_fields())
         return out
 
 

@@ -63,17 +63,20 @@ def test_the_document_says_what_the_windows_cover(tmp_path: Path) -> None:
     assert "recorded in" in doc["ranking"]["denominators"]["cpu-op-time"]
 
 
-def test_windows_spread_over_the_phases_of_a_run() -> None:
+def test_windows_spread_over_the_phases_of_a_run(tmp_path: Path) -> None:
     """A loading phase of many small torch calls fills a window's call budget; the windows
     after it still reach the training phase, whose line leads the op CPU column."""
-    doc = run_job("phases.py", "6")
+    loaded = tmp_path / "loaded"
+    doc = run_job("phases.py", "6", str(loaded))
     cpu = part_of(doc, PassName.CPU)
     assert cpu is not None
     windows = cpu["windows"]
     # 2 or 3 on these machines: each later window waits until the run has paid for it (10%)
     assert windows["count"] >= 2, windows
-    starts = [span[0] for span in windows["spans"]]
-    assert max(starts) > windows["run_s"] / 2, windows  # not all spent at the start
+    # a window opened in the training phase (the 2 s of loading ended this far into the run;
+    # CI saw windows at 0.0, 1.9 and 2.2 s of 6 s: the budget does not promise a late one)
+    load_end = float(loaded.read_text())
+    assert any(span[0] > load_end for span in windows["spans"]), (load_end, windows)
     assert windows["recorded_s"] < 0.6 * windows["run_s"], windows
     lines = [line["line"] for line in cpu["lines"]]
     assert lines[0] == marker_line("phases.py", "# TRAIN"), cpu["lines"][:3]

@@ -477,3 +477,135 @@ def test_a_sample_pass_recorded_on_an_h200_gives_the_live_reports_verdict() -> N
     doc = replay_json(raw, REPO, REPO / "examples")
     assert doc["verdict"]["pass"] == "sample" and doc["verdict"]["traced"] is False
     assert doc["verdict"]["bound"] == "cpu"
+
+
+def _split_node(node: dict[str, Any], at: int) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """A recorded tree node's part before ``at`` and its part from ``at`` on (a node that
+    spans it, a Python call around both, is in both, each with its children's part)."""
+    if node["end_time_ns"] <= at:
+        return node, None
+    if node["start_time_ns"] >= at:
+        return None, node
+    assert node["tag"] != "TorchOp", node["name"]  # the split falls between two ops
+    parts = [_split_node(child, at) for child in node.get("children", [])]
+    before = {**node, "children": [p for p, _ in parts if p is not None]}
+    after = {**node, "children": [p for _, p in parts if p is not None]}
+    return before, after
+
+
+def _renumbered(node: dict[str, Any], by: int) -> dict[str, Any]:
+    corr = node.get("correlation_id", 0)
+    return {
+        **node,
+        "correlation_id": corr - by if corr else 0,
+        "children": [_renumbered(child, by) for child in node.get("children", [])],
+    }
+
+
+def test_a_real_h200_recording_cut_into_two_windows_replays_as_the_whole(tmp_path: Path) -> None:
+    """The GPU one run's windows, replayed from the training loop's real H200 recording cut
+    in two at an iteration's start (each window's ops, launches and the kernels they
+    launched; the second window's correlation ids renumbered to repeat the first's, as a
+    new recording may): each kernel goes to its own window's op, and the report's first
+    line, the device shares and the backward links are the whole recording's."""
+    raw = H200_RUN / "raw" / "train.cuda.raw.json.gz"
+    with gzip.open(raw, "rt") as handle:
+        whole = json.load(handle)
+    # the split: the 6th step's optimizer.zero_grad() (examples/train.py:40), after warm-up
+    starts: list[int] = []
+
+    def zero_grads(node: dict[str, Any]) -> None:
+        caller = node.get("extra_fields", {}).get("caller") or {}
+        if caller.get("line_number") == 40 and caller.get("file_name", "").endswith("train.py"):
+            starts.append(node["start_time_ns"])
+        for child in node.get("children", []):
+            zero_grads(child)
+
+    for root in whole["tree"]:
+        zero_grads(root)
+    assert len(starts) >= 8, len(starts)
+    at = sorted(starts)[5]
+    parts = [_split_node(root, at) for root in whole["tree"]]
+    trees = [[p for p, _ in parts if p is not None], [p for _, p in parts if p is not None]]
+    # events: a kernel, a launch, a runtime call go with the op they are linked to (the
+    # kernel's linked correlation id is its op's), the rest by when they started
+    window_of: dict[int, int] = {}
+
+    def ops_of(node: dict[str, Any], window: int) -> None:
+        if node.get("correlation_id"):
+            window_of[node["correlation_id"]] = window
+        for child in node.get("children", []):
+            ops_of(child, window)
+
+    for window, tree in enumerate(trees):
+        for root in tree:
+            ops_of(root, window)
+    events: list[list[dict[str, Any]]] = [[], []]
+    for event in whole["events"]:
+        linked = window_of.get(event["linked_correlation_id"]) if event["linked_correlation_id"] else None
+        events[linked if linked is not None else int(event["start_ns"] >= at)].append(event)
+    assert all(any(e["device_type"] != "CPU" for e in part) for part in events)
+    # torch's correlation ids (ops', launches', kernels': one count) start again, here at
+    # the first window's first
+    by = min(i for i, w in window_of.items() if w == 1) - min(i for i, w in window_of.items() if w == 0)
+    assert by > 0
+    events[1] = [
+        {
+            **e,
+            "correlation_id": e["correlation_id"] - by if e["correlation_id"] else 0,
+            "linked_correlation_id": e["linked_correlation_id"] - by if e["linked_correlation_id"] else 0,
+        }
+        for e in events[1]
+    ]
+    trees[1] = [_renumbered(root, by) for root in trees[1]]
+    began = min(root["start_time_ns"] for root in whole["tree"])
+    walls = [at - began, whole["script_wall_ns"] - (at - began)]
+    paths = []
+    for number in (1, 2):
+        path = tmp_path / f"train.cuda.window{number}.raw.json.gz"
+        window = {
+            **whole,
+            "tree": trees[number - 1],
+            "events": events[number - 1],
+            "script_wall_ns": walls[number - 1],
+        }
+        with gzip.open(path, "wt") as handle:
+            json.dump(window, handle)
+        paths.append(str(path))
+
+    done = cli("replay", *paths, "--root", str(REPO / "examples"), cwd=REPO)
+    assert done.returncode == 0, done.stderr
+    first = next(line for line in done.stdout.splitlines() if ": warning: " in line)
+    assert first.startswith("examples/train.py:42:9: warning: 49.7% of device time (4.98 ms, 290 kernels)"), (
+        first
+    )
+    assert first.endswith("backward of line 23, 41, 24"), first
+    windowed = part_of(
+        typed(
+            json.loads(
+                cli("replay", *paths, "--root", str(REPO / "examples"), "--format", "json", cwd=REPO).stdout
+            )
+        ),
+        "cuda",
+    )
+    alone = part_of(replay_json(raw, REPO, REPO / "examples"), "cuda")
+    assert windowed is not None and alone is not None
+    assert windowed["notes"][0].startswith(
+        "replayed from train.cuda.window1.raw.json.gz and 1 more window(s)"
+    )
+
+    def device_lines(part: dict[str, Any]) -> dict[int, tuple[float, int, float, list[int]]]:
+        return {
+            line["line"]: (
+                line["self_device_us"],
+                line["device_count"],
+                line["wait_us"],
+                [f["line"] for f in line["forward_lines"]],
+            )
+            for line in part["lines"]
+            if line["self_device_us"] > 0
+        }
+
+    assert device_lines(windowed) == device_lines(alone)
+    assert len(device_lines(alone)) >= 5
+    assert windowed["totals"]["self_device_us"] == alone["totals"]["self_device_us"]

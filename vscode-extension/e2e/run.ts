@@ -189,6 +189,36 @@ async function waitFor(check: () => boolean | Promise<boolean>, what: string, ti
   fail(`timed out after ${timeoutMs / 1000} s waiting for ${what}`);
 }
 
+// Hovers a line until the hover with `hasText` shows: the line's place is read anew each try
+// (a lens arriving above it moves it: a hover on its old place missed, in CI), and the mouse
+// leaves between tries (a move to where it already is shows nothing).
+async function hoverLine(
+  page: Page,
+  line: ReturnType<Page["locator"]>,
+  dx: number,
+  hasText: string,
+  what: string,
+): Promise<ReturnType<Page["locator"]>> {
+  const hover = page.locator(".monaco-hover", { hasText }).first();
+  await waitFor(
+    async () => {
+      const at = await line.boundingBox();
+      if (at === null) {
+        return false;
+      }
+      await page.mouse.move(5, 500);
+      await page.mouse.move(at.x + dx, at.y + at.height / 2);
+      return hover.waitFor({ state: "visible", timeout: 5_000 }).then(
+        () => true,
+        () => false,
+      );
+    },
+    what,
+    45_000,
+  );
+  return hover;
+}
+
 async function palette(page: Page, command: string): Promise<void> {
   await page.keyboard.press("F1");
   const input = page.locator(".quick-input-widget input");
@@ -345,10 +375,7 @@ async function main(): Promise<void> {
     }
 
     const hot = page.locator(".monaco-editor .view-line", { hasText: "torch.tanh(x @ x)" }).first();
-    const box = (await hot.boundingBox()) ?? fail("the planted line is not on screen");
-    await page.mouse.move(box.x + 60, box.y + box.height / 2);
-    const hover = page.locator(".monaco-hover", { hasText: "ranked by" }).first();
-    await hover.waitFor({ state: "visible", timeout: 30_000 });
+    const hover = await hoverLine(page, hot, 60, "ranked by", "the hover of the planted line");
     step(`hover: ${((await hover.textContent()) ?? "").slice(0, 200)}`);
 
     // The script ran with the user's environment: the bundled server's libraries stay out.
@@ -508,23 +535,7 @@ async function profileNotebook(page: Page): Promise<void> {
     fail(`the planted cell's lens "${lensText}" does not name its wall share above the planted line`);
   }
   // Hovered where the line is now: a lens arriving above the cell moves it (then, again).
-  const hover = page.locator(".monaco-hover", { hasText: "ranked by" }).first();
-  await waitFor(
-    async () => {
-      const at = await planted.boundingBox();
-      if (at === null) {
-        return false;
-      }
-      await page.mouse.move(5, 500);
-      await page.mouse.move(at.x + 60, at.y + at.height / 2);
-      return hover.waitFor({ state: "visible", timeout: 5_000 }).then(
-        () => true,
-        () => false,
-      );
-    },
-    "the hover of the planted cell line",
-    45_000,
-  );
+  await hoverLine(page, planted, 60, "ranked by", "the hover of the planted cell line");
   await page.screenshot({ path: join(WORK, "notebook-hover.png") });
   step(`hover on the planted cell line; screenshot: ${join(WORK, "notebook-hover.png")}`);
 
@@ -582,10 +593,7 @@ async function profileCompiled(page: Page): Promise<void> {
     fail(`the graph break's Problems row does not give torch's reason: ${rowText}`);
   }
   const line = page.locator(".monaco-editor .view-line", { hasText: "if y.sum().item() > 0" }).first();
-  const box = (await line.boundingBox()) ?? fail("the graph break's line is not on screen");
-  await page.mouse.move(box.x + 120, box.y + box.height / 2);
-  const hover = page.locator(".monaco-hover", { hasText: "Hints" }).first();
-  await hover.waitFor({ state: "visible", timeout: 30_000 });
+  const hover = await hoverLine(page, line, 120, "Hints", "the hover of the graph break's line");
   const hoverText = (await hover.textContent()) ?? "";
   if (!hoverText.includes("torch.compile: graph break") || !hoverText.includes("capture_scalar_outputs")) {
     fail(`the graph break's hover lacks its reason or hints: ${hoverText.slice(0, 300)}`);

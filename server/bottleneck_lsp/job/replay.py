@@ -52,7 +52,7 @@ def replay(path: str, root: str | None = None, windows: Sequence[str] = ()) -> D
     ``windows``: more recordings of the same pass, the windows of one run after the first
     (``STEM.PASS.windowN.raw.json.gz``), walked in turn as the run walked them."""
     opened = open_recording(path, root)
-    header, roots, activities, files = opened.header, opened.roots, opened.activities, opened.files
+    header, activities, files = opened.header, opened.activities, opened.files
     name, wall_ns, recorded_on = opened.name, opened.wall_ns, opened.recorded_on
     later = [open_recording(more, root) for more in windows]
     for other in later:
@@ -73,24 +73,21 @@ def replay(path: str, root: str | None = None, windows: Sequence[str] = ()) -> D
         part["device_event_count"] = sum(1 for a in activities if a.on_device)
     else:
         marker_site = opened.marker_site
-        if later:
-            # the last window's header has every line range and graph of the earlier ones
-            attributor = later[-1].attributor()
-            every = []
-            for window in (opened, *later):
-                attributor.consume(window.roots)
-                if name == PassName.CUDA:
-                    attributor.add_device_events(window.activities)
-                    attributor.end_recording()
-                    every += window.activities
-            wall_ns = sum(window.wall_ns for window in (opened, *later))
-            part["script_wall_s"] = round(wall_ns / 1e9, 6)
-            found = every if name == PassName.CUDA else None
-            part.update(autograd_document(attributor, found, wall_ns, charged=True))
-        else:
-            attributor = opened.attributor()
-            attributor.consume(roots)
-            part.update(autograd_document(attributor, activities if name == PassName.CUDA else None, wall_ns))
+        # each recording's device work charged to its own ops before the next is read (a
+        # window's correlation ids may repeat an earlier one's); the last recording's header
+        # has every line range and graph of the earlier ones
+        attributor = (later[-1] if later else opened).attributor()
+        every = []
+        for window in (opened, *later):
+            attributor.consume(window.roots)
+            if name == PassName.CUDA:
+                attributor.add_device_events(window.activities)
+                attributor.end_recording()
+                every += window.activities
+        wall_ns = sum(window.wall_ns for window in (opened, *later))
+        part["script_wall_s"] = round(wall_ns / 1e9, 6)
+        found = every if name == PassName.CUDA else None
+        part.update(autograd_document(attributor, found, wall_ns, charged=True))
         part.update(
             {
                 "event_count": attributor.event_count,

@@ -108,3 +108,29 @@ def test_a_gpu_one_runs_device_column_says_what_its_windows_cover() -> None:
     said = ranking.denominators(doc)[ranking.DEVICE]
     assert said == f"{ranking.DENOMINATOR[ranking.DEVICE]}, {coverage.covered(cpu)}", said
     assert "recorded in" in said
+
+
+def test_a_lines_one_time_work_does_not_scale_its_op_cpu_time() -> None:
+    """The op CPU recorded in the windows is scaled by a line's sampled wall time over the
+    run against in the windows; one-time work (importing, compiling) is on neither side: a
+    line that also paid 10 s of it keeps its op CPU time (it read 64% of the op CPU for a
+    2 ms op when its import scaled it)."""
+    raw = json.loads(ONE_RUN.read_text())
+    sample = next(p for p in raw["passes"] if p["name"] == "sample")
+    line = max(sample["samples"]["lines"], key=lambda e: e.get("windowed_s") or 0.0)
+    key = (line["file"], line["line"])
+
+    def op_cpu(doc: Document) -> float:
+        row = next(r for r in ranking.all_rows(doc) if r.key == key)
+        return row.columns[ranking.CPU].time_s
+
+    before = op_cpu(ranking.conclude(Document.from_json(json.loads(json.dumps(raw)))))
+    for field in ("importing_s", "compiling_s"):
+        changed = json.loads(json.dumps(raw))
+        entry = next(
+            e
+            for e in next(p for p in changed["passes"] if p["name"] == "sample")["samples"]["lines"]
+            if (e["file"], e["line"]) == key
+        )
+        entry.update({field: 10.0, "wall_s": entry["wall_s"] + 10.0})
+        assert op_cpu(ranking.conclude(Document.from_json(changed))) == before, field

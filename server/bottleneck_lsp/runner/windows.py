@@ -27,6 +27,9 @@ How windows are chosen (docs/performance.md, "One run"):
   spread over the whole run, each phase of the script (loading, training, evaluation)
   getting windows in proportion to its time, and a phase that fills a window's call budget
   fast (many small torch calls) spends no more than its share;
+- a window's clock, and its cost, stop while torch.compile compiles (the script's own
+  one-time work, its ops left out of the columns) and while torch imports its compiler
+  stack: a window open across a compile records the compiled code's calls after it;
 - the first window opens just before the script's first line and lasts up to
   ``FIRST_WINDOW_S``: a short
   script (the tests' planted ones, a quick experiment) is recorded whole, as by a pass of
@@ -140,6 +143,9 @@ class Windows:
         self.attributor = Attributor(files, None, device=device is not None, ranges=self.ranges.table)
         self.cprofile = CProfilePass(files, within=True) if with_cprofile else None
         self.compiling = compiletime.tracing_check(torch)
+        # torch.compile compiling (a lazy backward's compile too): the open window's clock stops
+        self.compile_clock = compiletime.compiling_flag(torch) or self.compiling
+        self.compiled_at = 0.0  # the last tick that found it compiling (0: none since)
         self.in_backward = backward_check(torch)
         self.profiler: Any = None  # the open window's
         self.hooked = False  # the marker's mode pushed (and what goes with it)
@@ -263,6 +269,15 @@ class Windows:
             if not self.ended and not self.importing and now >= self.next_open and self._safe(frame):
                 self._open()
             return
+        if self.profiler is not None and self.compile_clock():
+            # torch.compile's work is the script's own (a bare run pays it too), its ops left
+            # out of the columns: the window's clock and cost stop meanwhile, so that a window
+            # open across a compile still records the compiled code's calls after it
+            if self.compiled_at:
+                self.opened += now - self.compiled_at
+            self.compiled_at = now
+        else:
+            self.compiled_at = 0.0
         limit = WINDOW_S if self.spans else FIRST_WINDOW_S
         if not self.closing and not self.importing and now - self.opened >= limit:
             self.closing = "time"  # (its clock stops while torch imports: ``one_time``)
@@ -377,6 +392,7 @@ class Windows:
         self.closing = ""
         self.stopped_at = self.read_done = 0.0
         self.window_calls = 0
+        self.compiled_at = 0.0
         self.opened = time.perf_counter()
 
     def _full(self, why: str) -> None:

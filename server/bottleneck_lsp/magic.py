@@ -13,9 +13,11 @@ kernel's execution count), its IPython syntax transformed as the kernel would.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import linecache
 import os
 import re
+import sys
 from typing import Any
 
 from IPython.core.magic import Magics, line_cell_magic, magics_class
@@ -74,24 +76,60 @@ class BottleneckMagics(Magics):
             print("%bottleneck: nothing to profile (give a line of code, or use %%bottleneck on a cell)")
             return
         shell: Any = self.shell
-        name = os.path.join(os.getcwd(), f"In[{shell.execution_count}]")
+        known = kernel_cells(shell)
+        here = _calling_cell(known)  # (the kernel's name for this cell: its call of the magic)
+        number = known.pop(here) if here is not None else shell.execution_count
         python = shell.transform_cell(source)  # the kernel's own rewriting of its syntax, line for line
         if cell is not None:  # numbered as the cell shows it: its line 1 is %%bottleneck's
             source, python = f"%%bottleneck {line}".rstrip() + "\n" + source, "\n" + python
+        # Named by its text, not its number: torch.compile's caches keep the file names a graph
+        # was made from, and the same cell run again (another number) finds its graphs there
+        name = os.path.join(os.getcwd(), f"cell-{hashlib.sha1(python.encode()).hexdigest()[:12]}")
         linecache.cache[name] = (len(source), None, source.splitlines(True), name)
+        _number_as(shell, name, number)  # (IPython's tracebacks then say "Cell In[N]")
         compiled = compile(python, name, "exec", dont_inherit=True)
-        run = profile_code(compiled, shell.user_ns, name, os.getcwd())
-        _show(run, name, thresholds)
+        labels = {path: f"In[{n}]" for path, n in known.items()}
+        run = profile_code(compiled, shell.user_ns, name, os.getcwd(), {**labels, name: f"In[{number}]"})
+        _show(run, name, thresholds, labels)
         if run.error is not None:
             raise run.error
 
 
-def _show(run: CellRun, name: str, thresholds: Thresholds) -> None:
+def kernel_cells(shell: Any) -> dict[str, int]:
+    """The names the kernel compiled its cells under (IPython's ``<ipython-input-3-...>``,
+    ipykernel's ``.../ipykernel_PID/HASH.py``, the magic's own), each with its number (its
+    tracebacks' ``In[3]``); none where IPython keeps no such map."""
+    known = getattr(getattr(shell, "compile", None), "_filename_map", None)
+    if not isinstance(known, dict):
+        return {}
+    return {
+        name: number for name, number in known.items() if isinstance(name, str) and isinstance(number, int)
+    }
+
+
+def _number_as(shell: Any, name: str, number: int) -> None:
+    known = getattr(getattr(shell, "compile", None), "_filename_map", None)
+    if isinstance(known, dict):
+        known[name] = number
+
+
+def _calling_cell(cells: dict[str, int]) -> str | None:
+    """The name of the kernel's cell whose code called the magic, from the stack (IPython 9
+    counts a cell before it runs: its ``execution_count`` is then the next cell's)."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_filename in cells:
+            return frame.f_code.co_filename
+        frame = frame.f_back  # type: ignore[assignment]
+    return None
+
+
+def _show(run: CellRun, name: str, thresholds: Thresholds, cells: dict[str, str]) -> None:
     from IPython.display import display
 
     bundle = {
-        "text/plain": cell_table.text(run.document, name, thresholds),
-        "text/html": cell_table.html_table(run.document, name, thresholds),
+        "text/plain": cell_table.text(run.document, name, thresholds, cells),
+        "text/html": cell_table.html_table(run.document, name, thresholds, cells),
     }
     display(bundle, raw=True)  # type: ignore[no-untyped-call]
 

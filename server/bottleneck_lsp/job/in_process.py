@@ -14,11 +14,12 @@ import os
 import sys
 import time
 import types
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from ..analysis import ranking
-from ..runner import script
+from ..runner import compilerstack, compiletime, script
 from ..runner.paths import FileClassifier
 from ..runner.samplepass import SamplePass
 from ..schema.model import Document, PassName, PassStatus, RunnerPart
@@ -28,6 +29,8 @@ from .spec import JobSpec
 
 __all__ = ["CellRun", "profile_code"]
 
+_NONE: Mapping[str, str] = {}
+
 
 @dataclass
 class CellRun:
@@ -35,15 +38,31 @@ class CellRun:
     error: BaseException | None  # what the code raised (re-raised by the caller, after the table)
 
 
-def profile_code(code: types.CodeType, namespace: dict[str, Any], name: str, folder: str) -> CellRun:
+def profile_code(
+    code: types.CodeType, namespace: dict[str, Any], name: str, folder: str, cells: Mapping[str, str] = _NONE
+) -> CellRun:
     """Execute ``code`` (compiled under ``name``) in ``namespace`` once, sampled whole and
-    recorded in windows; ``folder``: where the user's own files are (the notebook's)."""
+    recorded in windows; ``folder``: where the user's own files are (the notebook's);
+    ``cells``: the names the kernel's cells were compiled under, with their labels
+    (``In[3]``): their functions' lines are the user's too, and the notes name them so."""
     files = FileClassifier([folder], search_dirs=[*sys.path, os.getcwd()])
-    files.claim(name)
+    for cell in (name, *cells):
+        files.claim(cell)
     torch = _torch()
     sample = SamplePass(files, None, script=os.path.join(folder, name))
+    undo: list[Callable[[], None]] = []  # the kernel's inductor settings, put back after the cell
     if torch is not None:
+        # torch.compile in the cell: its graph breaks and recompiles, its kernels on the lines
+        # they were made from (the cell's compiles carry inductor's provenance), its time
+        sample.listen_to_compile(torch, undo)
         sample.record_windows(torch, memory=True, with_cprofile=False)
+    compiled_before = compiletime.timings()  # (the kernel's compiles before this cell)
+    lazy = None
+    if torch is not None and compilerstack.unloaded():
+        # the cell's line that makes torch load its compiler stack keeps that one-time work
+        lazy = compilerstack.LazyLoad(
+            files.is_user, lambda: sample.set_aside(True), lambda: sample.set_aside(False)
+        ).install()
     part = RunnerPart.given(name=PassName.SAMPLE, status=PassStatus.OK, exit_code=0)
     error: BaseException | None = None
     started = time.perf_counter()
@@ -58,11 +77,19 @@ def profile_code(code: types.CodeType, namespace: dict[str, Any], name: str, fol
             part.update(status=PassStatus.ERROR, exit_code=1, error=script.describe_exception(exc, files))
     finally:
         sample.stop()
+        if lazy is not None:
+            lazy.uninstall()
+        for put_back in reversed(undo):
+            put_back()
     measured = sample.finish()
     notes = measured.pop("notes", [])
     windowed = measured.pop("windowed", None)
     part.update_json(measured, "the cell's results")
     part.update(notes=[*part.notes, *notes], wall_s=round(time.perf_counter() - started, 6))
+    where = [(cells.get(path, path), line, seconds) for path, line, seconds in sample.compiled_at()]
+    compiled = compiletime.compile_note(where, compiled_before)
+    if compiled is not None:
+        part.add_note(compiled)
     doc = new_document(JobSpec(script=os.path.join(folder, name), cwd=os.getcwd(), python=sys.executable))
     sampled = part.as_pass()
     doc.passes.append(sampled)

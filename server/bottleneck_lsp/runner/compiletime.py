@@ -66,16 +66,28 @@ def _seconds(metrics: dict[Any, Any], key: str) -> tuple[int, float]:
         return 0, 0.0
 
 
-def compile_note(where: list[tuple[str, int, float]] | None = None) -> str | None:
-    """A note on the time TorchDynamo spent compiling in this process, or None (nothing
-    compiled, or a torch whose timings differ). ``where``: the lines the sample pass found
-    running while it compiled, and how long (the most first)."""
+Timings = tuple[int, float, int, float]  # compiles, their seconds; lazy backwards, theirs
+
+
+def timings() -> Timings:
+    """TorchDynamo's timings so far in this process (all 0 before its first compile)."""
     utils = sys.modules.get("torch._dynamo.utils")
     metrics = getattr(utils, "compilation_time_metrics", None)
     if not isinstance(metrics, dict):
-        return None
-    count, total = _seconds(metrics, _TIMED)
-    backwards, backward_s = _seconds(metrics, _TIMED_BACKWARD)
+        return 0, 0.0, 0, 0.0
+    return (*_seconds(metrics, _TIMED), *_seconds(metrics, _TIMED_BACKWARD))
+
+
+def compile_note(
+    where: list[tuple[str, int, float]] | None = None, since: Timings = (0, 0.0, 0, 0.0)
+) -> str | None:
+    """A note on the time TorchDynamo spent compiling in this process (after ``since``,
+    ``timings()`` then: a kernel's cell), or None (nothing compiled, or a torch whose
+    timings differ). ``where``: the lines the sample pass found running while it
+    compiled, and how long (the most first)."""
+    now = timings()
+    count, total, backwards, backward_s = (now[i] - since[i] for i in range(4))
+    count, backwards = int(count), int(backwards)
     if total <= 0 and backward_s <= 0:
         return None
     said = f"torch.compile compiled {count} time{'s' if count != 1 else ''} for {total:.2f} s in all"

@@ -33,11 +33,13 @@ Standard library only (torch is handed in): it runs in the user's interpreter.
 
 from __future__ import annotations
 
+import functools
 import json
 import linecache
 import os
 import re
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -51,9 +53,10 @@ HANDLE_COMMENT = "[Provenance debug handles] "
 # inductor's options, set through its environment variables when its config is not loaded yet
 # (loading it imports torch's compiler stack: a second of start-up for a script that never
 # compiles), else on the loaded config
+# compiles them without the variable (its default)
 OPTIONS = (
-    ("INDUCTOR_PROVENANCE", "1", ("trace", "provenance_tracking_level"), 1),
-    ("TORCHINDUCTOR_CPP_ENABLE_KERNEL_PROFILE", "1", ("cpp", "enable_kernel_profile"), True),
+    ("INDUCTOR_PROVENANCE", "1", ("trace", "provenance_tracking_level"), 1, 0),
+    ("TORCHINDUCTOR_CPP_ENABLE_KERNEL_PROFILE", "1", ("cpp", "enable_kernel_profile"), True, False),
 )
 MAX_GRAPHS = 1000
 
@@ -62,24 +65,40 @@ _GRAPH_PREFIX = re.compile(r"^graph_\d+_")
 _ATEN = re.compile(r"^(?:torch\.ops\.)?aten\.(?P<op>[A-Za-z0-9_]+)(?:\.[A-Za-z0-9_]+)?$")
 
 
-def enable() -> bool:
+def enable(undo: list[Callable[[], None]] | None = None) -> bool:
     """Turn inductor's provenance and per-kernel profiler events on for this process (the
     user's own setting of either, by its environment variable, is kept). False: inductor's
-    loaded config has neither option (an older torch)."""
+    loaded config has neither option (an older torch). ``undo`` (a kernel's cell, which
+    leaves the kernel as it found it): gets what puts each setting back."""
     config = sys.modules.get("torch._inductor.config")
     found = False
-    for variable, value, (section, name), setting in OPTIONS:
+    for variable, value, (section, name), setting, default in OPTIONS:
         if config is None:
             if variable not in os.environ:
                 os.environ[variable] = value
+                if undo is not None:
+                    undo.append(functools.partial(_unset, variable, section, name, default))
             found = True
             continue
         part = getattr(config, section, None)
         if part is not None and hasattr(part, name):
             found = True
             if variable not in os.environ:
+                before = getattr(part, name)
                 setattr(part, name, setting)
+                if undo is not None:
+                    undo.append(functools.partial(setattr, part, name, before))
     return found
+
+
+def _unset(variable: str, section: str, name: str, default: object) -> None:
+    """The environment variable ``enable`` set goes; where inductor's config was loaded
+    meanwhile (and read it), the option goes back to its default."""
+    os.environ.pop(variable, None)
+    config = sys.modules.get("torch._inductor.config")
+    part = getattr(config, section, None) if config is not None else None
+    if part is not None and hasattr(part, name):
+        setattr(part, name, default)
 
 
 def event_key(name: str) -> str:

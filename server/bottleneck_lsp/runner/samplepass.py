@@ -97,11 +97,12 @@ class SamplePass:
         if self.graphs is not None:
             windows.attributor.compiled = self.graphs
 
-    def listen_to_compile(self, torch: Any) -> None:
+    def listen_to_compile(self, torch: Any, undo: list[Callable[[], None]] | None = None) -> None:
         """Keep torch.compile's graph breaks and recompiles of this run (``dynamo_log.py``),
         and the graphs it makes, whose kernels go to the lines they were made from, in the
-        sampler's looks and the windows' ops (``provenance.py``), from ``start`` to ``stop``."""
-        if provenance.enable():
+        sampler's looks and the windows' ops (``provenance.py``), from ``start`` to ``stop``.
+        ``undo``: gets what puts inductor's settings back (``provenance.enable``)."""
+        if provenance.enable(undo):
             self.graphs = CompiledGraphs(self.files)
             self.graphs.on_graph.append(self.sampler.compiled_graph)
             if self.windows is not None:

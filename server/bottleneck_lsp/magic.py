@@ -6,8 +6,10 @@ does the same for one line. Options as on the command line: ``--top N``,
 
 The cell runs through ``job/in_process.py``: the sampler over the whole cell, the autograd
 profiler in windows of it (ops, op CPU time and memory per line), one document, the same
-ranking as ``bottleneck-lsp profile``. The cell's code is compiled under ``In[N]`` (N: the
-kernel's execution count), its IPython syntax transformed as the kernel would.
+ranking as ``bottleneck-lsp profile``. The cell's code is compiled under a name made from
+its text (``cell-`` and a hash: inductor's caches keep the names a graph was made from), its
+IPython syntax transformed as the kernel would; the kernel's tracebacks and the table call
+it ``In[N]``, and the kernel's other cells ``In[M]`` (their functions' lines are the user's).
 """
 
 from __future__ import annotations

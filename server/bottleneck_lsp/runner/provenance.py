@@ -52,8 +52,8 @@ CALL_RANGE = "## Call CompiledFxGraph "  # + key + " ##": the profiler's range a
 HANDLE_COMMENT = "[Provenance debug handles] "
 # inductor's options, set through its environment variables when its config is not loaded yet
 # (loading it imports torch's compiler stack: a second of start-up for a script that never
-# compiles), else on the loaded config
-# compiles them without the variable (its default)
+# compiles), else on the loaded config; last, the option's value where the variable is not
+# set (its default, put back after a kernel's cell)
 OPTIONS = (
     ("INDUCTOR_PROVENANCE", "1", ("trace", "provenance_tracking_level"), 1, 0),
     ("TORCHINDUCTOR_CPP_ENABLE_KERNEL_PROFILE", "1", ("cpp", "enable_kernel_profile"), True, False),

@@ -34,7 +34,13 @@ SESSION = textwrap.dedent(
         outcome = shell.run_cell(cell, store_history=True)  # numbered In[1], In[2]... as in a kernel
         shown = [o["data"] for o in shell.display_pub.outputs[before:]]
         error = outcome.error_in_exec
-        results.append({"shown": shown, "error": repr(error) if error is not None else None})
+        said = {"error": repr(error) if error is not None else None}
+        if error is not None:  # what IPython prints (its colors off)
+            shell.InteractiveTB.set_colors("nocolor")
+            said["traceback"] = "\\n".join(
+                shell.InteractiveTB.structured_traceback(type(error), error, error.__traceback__)
+            )
+        results.append({"shown": shown, **said})
     kept = ("total", "ready", "w", "counter", "restored")
     results.append({"state": {k: repr(shell.user_ns.get(k)) for k in kept}})
     print("RESULTS " + json.dumps(results))
@@ -109,6 +115,7 @@ def test_a_line_magic_a_failing_cell_and_bad_options() -> None:
         failing,
         "%bottleneck --top zero w = 1",
         "%%bottleneck --bogus 3\nw = 2",
+        "%%bottleneck\nraise KeyError('at once')",
     )
     line = out[2]["shown"][0]["text/plain"]  # type: ignore[index]
     assert table_rows(line)[0].split()[0] == "1"
@@ -119,7 +126,14 @@ def test_a_line_magic_a_failing_cell_and_bad_options() -> None:
     shown = failed["shown"][0]["text/plain"]  # type: ignore[index]
     assert "w = torch.linalg.inv(" in shown
     assert "; it raised ValueError at line 4 (the lines measured until then)" in shown.splitlines()[0]
+    # the traceback as without the magic: from the cell's line, none of the profiler's frames
+    traceback = failed["traceback"]
+    assert "----> 4 raise ValueError('no data')" in traceback, traceback
+    assert "in_process.py" not in traceback and "bottleneck_lsp" not in traceback, traceback
     assert out[4]["shown"] == [] and out[5]["shown"] == []  # bad options: nothing ran
+    # a cell that measured nothing: the table's head, then says so
+    empty = out[6]["shown"][0]["text/plain"].splitlines()  # type: ignore[index]
+    assert empty[1].split()[:2] == ["line", "wall"] and empty[2] == "(no line passed the thresholds)", empty
     state = out[-1]["state"]
     assert state["ready"] == "True"  # type: ignore[index]
     assert state["w"] != "2"  # type: ignore[index]

@@ -20,6 +20,7 @@ import linecache
 import os
 import re
 import sys
+from types import TracebackType
 from typing import Any
 
 from IPython.core.magic import Magics, line_cell_magic, magics_class
@@ -94,7 +95,10 @@ class BottleneckMagics(Magics):
         run = profile_code(compiled, shell.user_ns, name, os.getcwd(), {**labels, name: f"In[{number}]"})
         _show(run, name, thresholds, labels)
         if run.error is not None:
-            raise run.error
+            # as without the magic: the traceback from the cell's own line (this frame hidden
+            # by IPython, the profiler's frames left out)
+            __tracebackhide__ = True  # (read by IPython)
+            raise run.error.with_traceback(_from_cell(run.error.__traceback__, name))
 
 
 def kernel_cells(shell: Any) -> dict[str, int]:
@@ -124,6 +128,14 @@ def _calling_cell(cells: dict[str, int]) -> str | None:
             return frame.f_code.co_filename
         frame = frame.f_back  # type: ignore[assignment]
     return None
+
+
+def _from_cell(tb: TracebackType | None, name: str) -> TracebackType | None:
+    """A traceback from its first frame in the cell's code (all of it where none is)."""
+    here = tb
+    while here is not None and here.tb_frame.f_code.co_filename != name:
+        here = here.tb_next
+    return here if here is not None else tb
 
 
 def _show(run: CellRun, name: str, thresholds: Thresholds, cells: dict[str, str]) -> None:

@@ -107,11 +107,11 @@ def text(doc: Document, cell_file: str, thresholds: Thresholds, cells: Mapping[s
     table = [headers, *body]
     widths = [max(len(r[i]) for r in table) for i in range(len(headers) - 1)]
     lines = [_caption(doc)]
-    if len(table) == 1:
-        lines.append("(no line passed the thresholds)")
     for r in table:
         padded = [r[0].rjust(widths[0]), *(c.rjust(w) for c, w in zip(r[1:-2], widths[1:-1], strict=True))]
         lines.append("  ".join([*padded, r[-2].ljust(widths[-1]), r[-1][:70]]).rstrip())
+    if not body:
+        lines.append("(no line passed the thresholds)")
     return "\n".join([*lines, *notes(doc)]) + "\n"
 
 

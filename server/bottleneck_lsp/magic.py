@@ -89,7 +89,7 @@ class BottleneckMagics(Magics):
         # was made from, and the same cell run again (another number) finds its graphs there
         name = os.path.join(os.getcwd(), f"cell-{hashlib.sha1(python.encode()).hexdigest()[:12]}")
         linecache.cache[name] = (len(source), None, source.splitlines(True), name)
-        _number_as(shell, name, number)  # (IPython's tracebacks then say "Cell In[N]")
+        _filename_map(shell)[name] = number  # (IPython's tracebacks then say "Cell In[N]")
         compiled = compile(python, name, "exec", dont_inherit=True)
         labels = {path: f"In[{n}]" for path, n in known.items()}
         run = profile_code(compiled, shell.user_ns, name, os.getcwd(), {**labels, name: f"In[{number}]"})
@@ -101,22 +101,22 @@ class BottleneckMagics(Magics):
             raise run.error.with_traceback(_from_cell(run.error.__traceback__, name))
 
 
+def _filename_map(shell: Any) -> dict[Any, Any]:
+    """IPython's map of the names it compiled cells under to their numbers (its compiler's
+    ``_filename_map``, which its tracebacks read); a new empty one where it keeps none."""
+    known = getattr(getattr(shell, "compile", None), "_filename_map", None)
+    return known if isinstance(known, dict) else {}
+
+
 def kernel_cells(shell: Any) -> dict[str, int]:
     """The names the kernel compiled its cells under (IPython's ``<ipython-input-3-...>``,
     ipykernel's ``.../ipykernel_PID/HASH.py``, the magic's own), each with its number (its
-    tracebacks' ``In[3]``); none where IPython keeps no such map."""
-    known = getattr(getattr(shell, "compile", None), "_filename_map", None)
-    if not isinstance(known, dict):
-        return {}
+    tracebacks' ``In[3]``)."""
     return {
-        name: number for name, number in known.items() if isinstance(name, str) and isinstance(number, int)
+        name: number
+        for name, number in _filename_map(shell).items()
+        if isinstance(name, str) and isinstance(number, int)
     }
-
-
-def _number_as(shell: Any, name: str, number: int) -> None:
-    known = getattr(getattr(shell, "compile", None), "_filename_map", None)
-    if isinstance(known, dict):
-        known[name] = number
 
 
 def _calling_cell(cells: dict[str, int]) -> str | None:

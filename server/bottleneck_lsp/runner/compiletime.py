@@ -86,8 +86,8 @@ def compile_note(
     timings differ). ``where``: the lines the sample pass found running while it
     compiled, and how long (the most first)."""
     now = timings()
-    count, total, backwards, backward_s = (now[i] - since[i] for i in range(4))
-    count, backwards = int(count), int(backwards)
+    count, total = now[0] - since[0], now[1] - since[1]
+    backwards, backward_s = now[2] - since[2], now[3] - since[3]
     if total <= 0 and backward_s <= 0:
         return None
     said = f"torch.compile compiled {count} time{'s' if count != 1 else ''} for {total:.2f} s in all"

@@ -340,18 +340,25 @@ def test_the_windows_of_one_run_replay_together_each_kernel_on_its_own_windows_o
     """A GPU's one run records the device in windows, one recording each; replayed
     together (``replay A.window1 A.window2``) as the run read them: each window's kernels go
     to the ops of that window, whose correlation ids a later window may repeat (torch's
-    count starts again with each recording)."""
+    count starts again with each recording). A kernel of the second window whose op is in
+    none of its recording (launched before the window opened) goes to no line, not to the op
+    of the first window that had its correlation id."""
     (tmp_path / "train.py").write_text("import torch\n\ny = a @ b\n\nz = a @ b\n")
     kernel = {"device_type": "CUDA", "name": "void gemm_kernel<float>(float*)", "device_index": 0}
     paths = []
     for number, (line, ns) in enumerate(((3, 500_000), (5, 2_000_000)), start=1):
         tree = [_ccall("torch.mm", line, 100, 900, recorded_op("aten::mm", 200, 800, corr=100))]
         events = [{**kernel, "linked_correlation_id": 100, "start_ns": 850, "duration_ns": ns}]
+        if number == 1:
+            tree.append(_ccall("torch.mm", line, 1000, 1900, recorded_op("aten::mm", 1100, 1800, corr=101)))
+            events.append({**kernel, "linked_correlation_id": 101, "start_ns": 1850, "duration_ns": 100_000})
+        else:  # launched before this window: its op (and id 101) were not recorded in it
+            events.append({**kernel, "linked_correlation_id": 101, "start_ns": 50, "duration_ns": 300_000})
         paths.append(str(_hand_made(tmp_path / f"train.cuda.window{number}.raw.json", tree, events)))
     doc = replay(paths[0], None, paths[1:])
     cuda = doc.to_json()["passes"][0]
-    assert {line["line"]: line["self_device_us"] for line in cuda["lines"]} == {3: 500.0, 5: 2000.0}
-    assert cuda["script_wall_s"] == 0.02 and cuda["device"]["device_time_s"] == 0.0025
+    assert {line["line"]: line["self_device_us"] for line in cuda["lines"]} == {3: 600.0, 5: 2000.0}
+    assert cuda["script_wall_s"] == 0.02 and cuda["device"]["device_time_s"] == 0.0029
     assert cuda["notes"][0].startswith(
         "replayed from train.cuda.window1.raw.json and 1 more window(s) of its run"
     )

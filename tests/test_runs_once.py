@@ -206,10 +206,12 @@ def test_windows_open_and_close_outside_a_backwards_python() -> None:
     cpu = part_of(doc, PassName.CPU)
     assert cpu is not None and cpu["status"] == "ok"
     spans = cpu["windows"]["spans"]
-    assert len(spans) >= 2, spans
     # a later window spans 0.3 s of steps of 10-25 ms here, each making 7 torch calls: 37 to
-    # 100 calls measured (a window opened in the backward recorded 2 to 5)
-    assert all(calls >= 15 for _, _, calls in spans[1:]), spans
+    # 100 calls measured (a window opened in the backward recorded 2 to 5); one opened in the
+    # loop's last half second is cut short by its end (CI saw one at 8.006 s: 3 calls)
+    later = [span for span in spans[1:] if span[0] < 7.5]
+    assert later, spans
+    assert all(calls >= 15 for _, _, calls in later), spans
     # (a backward's ops are on the line that ran it)
     backward = next(
         line for line in cpu["lines"] if line["line"] == marker_line("python_backward.py", "# BACKWARD")

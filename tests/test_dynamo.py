@@ -63,3 +63,29 @@ def test_the_recompile_limit_is_a_warning_on_the_call(tmp_path: Path) -> None:
         "it without compiling from then on" in text
     )
     assert "hit the recompile limit" in text.split("torch.compile of scaled: ")[1].splitlines()[0]
+
+
+def test_a_compile_the_windows_made_torch_do_again_is_not_the_lines_time(tmp_path: Path) -> None:
+    """The function compiled in the first window (the line marker's mode on torch's mode
+    stack) is compiled again at its first call outside one, and that version's backward at
+    its first .backward(): the profiler's doing. Their time is set aside (the sampler charges
+    no line meanwhile): the loop's line shows no compile time, the first call's line its
+    compile, and the compile note counts the script's compiles and says what it left out."""
+    text, doc = profile("compiled_across_windows.py", tmp_path)
+    sample = next(p for p in doc["passes"] if p["name"] == "sample")  # type: ignore[union-attr]
+    assert sample["dynamo"].get("profiler_recompiles", 0) >= 1, sample["dynamo"]
+    first, loop = (
+        marker_line("compiled_across_windows.py", "# FIRST"),
+        marker_line("compiled_across_windows.py", "# LOOP"),
+    )
+    compiling = {ln["line"]: ln.get("compiling_s", 0.0) for ln in sample["samples"]["lines"]}
+    assert compiling.get(first, 0.0) > 0.05, compiling
+    assert compiling.get(loop, 0.0) < 0.05, compiling
+    (note,) = [n for n in sample["notes"] if n.startswith("torch.compile compiled")]
+    assert note.startswith("torch.compile compiled 1 time for "), note
+    assert "and 1 backward graph for " in note, note
+    assert "(left out: 2 more compiles, " in note and "recording windows made torch do" in note, note
+    # what the user reads: the first call's line says it compiled, the loop's line does not
+    said = {ln.split(":")[1]: ln for ln in text.splitlines() if ln.startswith("compiled_across_windows.py:")}
+    assert "while torch.compile compiled" in said[str(first)], said
+    assert "torch.compile compiled" not in said[str(loop)], said

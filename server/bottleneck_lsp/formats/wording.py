@@ -258,7 +258,7 @@ def message(row: Hotspot, plain: bool = False, memory_share: float = NOTABLE_MEM
         text = _cell_text(row, kind, plain)
         if kind == WALL and PYTHON in row.columns and row.columns[PYTHON].share >= 0.0005:  # shows as 0.1%
             text = text[:-1] + f", {row.columns[PYTHON].share * 100:.1f}% running Python)"
-        if kind == WALL and COMPILING in row.columns:
+        if kind == WALL and COMPILING in row.columns and _notable_part(row, COMPILING):
             text += f", {compiling_text(row)}"
         if kind == WALL and IMPORTING in row.columns:
             text += f", {importing_text(row)}"
@@ -280,6 +280,13 @@ def message(row: Hotspot, plain: bool = False, memory_share: float = NOTABLE_MEM
     if row.opaque:
         text += f"; inside {', '.join(row.opaque)}: its own lines are not visible to the profiler"
     return text.encode("ascii", "replace").decode("ascii") if plain else text
+
+
+def _notable_part(row: Hotspot, column: str) -> bool:
+    """A part of the line's wall time worth a clause: 1% of it or more (a compile's first
+    milliseconds on a loop's line, before torch says the compile is the profiler's, are not)."""
+    wall = row.columns.get(WALL)
+    return wall is None or row.columns[column].time_s >= 0.01 * wall.time_s
 
 
 def compiling_text(row: Hotspot) -> str:

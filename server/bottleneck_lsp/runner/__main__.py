@@ -94,7 +94,11 @@ class _Run:
             if self.lazy.seconds:
                 self._report_lazy(self.lazy)
         compiled_at = getattr(self.profiler, "compiled_at", None)
-        compiled = compiletime.compile_note(compiled_at() if compiled_at is not None else None)
+        ours = getattr(self.profiler, "profiler_compiles", None)
+        compiled = compiletime.compile_note(
+            compiled_at() if compiled_at is not None else None,
+            ours=ours() if ours is not None else compiletime.NONE,
+        )
         if compiled is not None:
             self.part.add_note(compiled)
         children = getattr(self, "children", None)

@@ -67,6 +67,7 @@ def _seconds(metrics: dict[Any, Any], key: str) -> tuple[int, float]:
 
 
 Timings = tuple[int, float, int, float]  # compiles, their seconds; lazy backwards, theirs
+NONE: Timings = (0, 0.0, 0, 0.0)
 
 
 def timings() -> Timings:
@@ -79,15 +80,16 @@ def timings() -> Timings:
 
 
 def compile_note(
-    where: list[tuple[str, int, float]] | None = None, since: Timings = (0, 0.0, 0, 0.0)
+    where: list[tuple[str, int, float]] | None = None, since: Timings = NONE, ours: Timings = NONE
 ) -> str | None:
     """A note on the time TorchDynamo spent compiling in this process (after ``since``,
     ``timings()`` then: a kernel's cell), or None (nothing compiled, or a torch whose
     timings differ). ``where``: the lines the sample pass found running while it
-    compiled, and how long (the most first)."""
+    compiled, and how long (the most first). ``ours``: the compiles the one run's windows
+    made torch do again (``DynamoLog.profiler_compiles``), set aside: not the script's."""
     now = timings()
-    count, total = now[0] - since[0], now[1] - since[1]
-    backwards, backward_s = now[2] - since[2], now[3] - since[3]
+    count, total = now[0] - since[0] - ours[0], max(now[1] - since[1] - ours[1], 0.0)
+    backwards, backward_s = now[2] - since[2] - ours[2], max(now[3] - since[3] - ours[3], 0.0)
     if total <= 0 and backward_s <= 0:
         return None
     said = f"torch.compile compiled {count} time{'s' if count != 1 else ''} for {total:.2f} s in all"
@@ -105,4 +107,11 @@ def compile_note(
             f"{os.path.basename(path)}:{line} {seconds:.2f} s" for path, line, seconds in where[:3]
         )
         said += f"; sampled while it compiled: {lines}"
-    return said + "; a next run finds most of it in torch's compile caches"
+    said += "; a next run finds most of it in torch's compile caches"
+    if ours[0] or ours[2]:
+        made = ours[0] + ours[2]
+        said += (
+            f" (left out: {made} more compile{'s' if made != 1 else ''}, {ours[1] + ours[3]:.2f} s, that "
+            "the profiler's recording windows made torch do: not in the lines' time)"
+        )
+    return said

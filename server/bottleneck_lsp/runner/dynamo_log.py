@@ -15,10 +15,14 @@ Standard library and torch only: it runs in the user's interpreter.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import re
 import sys
+import threading
+import time
+from collections.abc import Callable
 from typing import Any
 
 from .paths import FileClassifier
@@ -102,6 +106,12 @@ class DynamoLog:
         # compiles (frame_id, frame_compile_id) made again because our recording windows put
         # the line marker's mode on torch's mode stack: not the script's doing, left out
         self.ours: set[tuple[Any, Any]] = set()
+        # (the sampler's pause and resume, where windows run): the time torch spends on those
+        # compiles, and on their lazy backwards, is set aside, not the lines' (``_set_aside``)
+        self.set_aside: tuple[Callable[[], None], Callable[[], None]] | None = None
+        self.aside: list[float] = [0, 0.0, 0, 0.0]  # compiles, their seconds; backwards, theirs
+        self._aside_since: dict[str, tuple[float, bool]] = {}  # compile id -> (began, backward)
+        self._callbacks: Any = None  # torch's compile callback handler, once ours are on it
         self._compile: Any = None
 
     # -- listening ----------------------------------------------------------------------------
@@ -119,6 +129,13 @@ class DynamoLog:
         return True
 
     def uninstall(self) -> None:
+        for compile_id in list(self._aside_since):
+            self._resume(compile_id)
+        if self._callbacks is not None:
+            with contextlib.suppress(Exception):
+                self._callbacks.remove_start_callback(self._compile_started)
+                self._callbacks.remove_end_callback(self._compile_ended)
+            self._callbacks = None
         logger = self.logger
         if logger is None or self.listener not in logger.handlers:
             return
@@ -201,9 +218,58 @@ class DynamoLog:
         theirs = [r for r in reasons if _MODE_STACK not in r]
         if not theirs:
             self.ours.add((frame, compile_id))
+            self._set_aside(f"{frame}/{compile_id}", backward=False)
             return
         function = self.frames.get(frame, "") if isinstance(frame, int) else ""
         self._add_recompile(function, guard_words(_GUARD_ID.sub("", theirs[0].splitlines()[0])))
+
+    # -- the profiler's compiles, set aside ---------------------------------------------------
+    def _set_aside(self, compile_id: str, backward: bool) -> None:
+        """A compile of ours began (its record says so, as it starts): from now until torch's
+        callback at its end, the sampler charges no line (``set_aside``). The bare run does
+        not make it: its seconds would read as the script's compile time on the calling
+        line. Only from the main thread (the sampler's pause is the main thread's)."""
+        if self.set_aside is None or compile_id in self._aside_since:
+            return
+        if threading.current_thread() is not threading.main_thread():
+            return
+        if self._callbacks is None:
+            handler = getattr(sys.modules.get("torch._dynamo"), "callback_handler", None)
+            if handler is None or not hasattr(handler, "register_end_callback"):
+                return  # (a torch without them: the compile stays on its line, as before)
+            handler.register_start_callback(self._compile_started)
+            handler.register_end_callback(self._compile_ended)
+            self._callbacks = handler
+        self._aside_since[compile_id] = (time.perf_counter(), backward)
+        self.set_aside[0]()
+
+    def _resume(self, compile_id: str) -> None:
+        found = self._aside_since.pop(compile_id, None)
+        if found is None or self.set_aside is None:
+            return
+        began, backward = found
+        self.aside[2 if backward else 0] += 1
+        self.aside[3 if backward else 1] += time.perf_counter() - began
+        self.set_aside[1]()
+
+    def _compile_started(self, args: Any) -> None:
+        """torch's callback as a compile starts: the lazy backward of a graph we made again
+        (compiled at its first ``.backward()``, under its forward's compile id) is ours too."""
+        trigger = getattr(getattr(args, "callback_trigger", None), "name", "")
+        compile_id = str(getattr(args, "compile_id", ""))
+        if trigger == "LAZY_BACKWARD" and any(f"{f}/{c}" == compile_id for f, c in self.ours):
+            self._set_aside(compile_id, backward=True)
+
+    def _compile_ended(self, args: Any) -> None:
+        """torch's callback as its outermost compile ends (nested ones call none): nothing
+        compiles any more."""
+        for compile_id in list(self._aside_since):
+            self._resume(compile_id)
+
+    def profiler_compiles(self) -> tuple[int, float, int, float]:
+        """The compiles of ours set aside, and their seconds; lazy backwards, theirs."""
+        count, seconds, backwards, backward_s = self.aside
+        return int(count), seconds, int(backwards), backward_s
 
     def _add_recompile(self, function: str, reason: str, limit: bool = False) -> None:
         place = self._call_site(function)

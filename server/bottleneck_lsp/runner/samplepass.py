@@ -112,6 +112,9 @@ class SamplePass:
     def start(self) -> None:
         if self.dynamo is not None and not self.dynamo.install():
             self.dynamo = None
+        if self.dynamo is not None and self.windows is not None:
+            # a compile the windows' line marker makes torch do again is ours: set aside
+            self.dynamo.set_aside = (self.sampler.pause, self.sampler.resume)
         if self.device is not None:
             self._unyield = scriptprofiler.yield_to_script(self._yield_to_script)
         self.running = True
@@ -153,6 +156,10 @@ class SamplePass:
         finally:
             self.sampler.resume()
             self.progressed = time.perf_counter()
+
+    def profiler_compiles(self) -> compiletime.Timings:
+        """The compiles the windows made torch do again, set aside (``DynamoLog``)."""
+        return self.dynamo.profiler_compiles() if self.dynamo is not None else compiletime.NONE
 
     def compiled_at(self) -> list[tuple[str, int, float]]:
         """The lines the sampler found running while torch.compile compiled, and how long

@@ -87,7 +87,7 @@ def profile_code(
     part.update_json(measured, "the cell's results")
     part.update(notes=[*part.notes, *notes], wall_s=round(time.perf_counter() - started, 6))
     where = [(cells.get(path, path), line, seconds) for path, line, seconds in sample.compiled_at()]
-    compiled = compiletime.compile_note(where, compiled_before)
+    compiled = compiletime.compile_note(where, compiled_before, ours=sample.profiler_compiles())
     if compiled is not None:
         part.add_note(compiled)
     doc = new_document(JobSpec(script=os.path.join(folder, name), cwd=os.getcwd(), python=sys.executable))

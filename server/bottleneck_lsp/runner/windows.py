@@ -17,7 +17,10 @@ How windows are chosen (docs/performance.md, "One run"):
   measured); a window closes at a safe point too;
 - a window closes after ``WINDOW_S`` of wall time or ``WINDOW_CALLS`` torch calls (half
   with memory events, which cost about as much again), whichever comes first (the first:
-  ``FIRST_WINDOW_S``, ``FIRST_WINDOW_CALLS``); the events
+  ``FIRST_WINDOW_S``, ``FIRST_WINDOW_CALLS``); after ``WINDOW_S`` a later window waits,
+  up to ``LONGEST_WINDOW_S``, for the script to be back on the line it opened on (a loop's
+  step that takes longer than ``WINDOW_S`` is then recorded whole: every line of it, not
+  the same part of it each time); the events
   of one window are read into the per-line totals (``attribution.Attributor``) when it
   closes, before the next one opens, so the memory recording takes stays that of one
   window however long the run;
@@ -68,6 +71,8 @@ from .units import us
 SHARE = 0.10  # of the run's time, at most, spent recording windows and reading them
 FIRST_WINDOW_S = 1.0  # the first window's wall time, at most: a short script is recorded whole
 WINDOW_S = 0.3  # the others' (each closes at the first safe point after)
+# ... or, back on the line it opened on, at the latest after this (a loop's whole step)
+LONGEST_WINDOW_S = 1.0
 # torch calls the first window records, at most (half with memory): reading a window is the
 # one run's largest cost (10,865 calls with memory took 0.85 s to read, tiny_ops.py's whole body
 # being 0.40 s), so a few thousand; a short script's few hundred are recorded whole
@@ -76,8 +81,9 @@ FIRST_WINDOW_CALLS = 4_000
 # with memory (measured: 10,169 calls, 50,845 events read in 0.83 s), and the next window
 # waits until the time spent, its own expected cost included, is SHARE of the run: small
 # windows, more often (with 2,000 calls with memory, a 6 s run of tests/scripts/phases.py
-# afforded 2 windows)
-WINDOW_CALLS = 2_000
+# afforded 2 windows), but room for a loop's whole step (pytorch/examples' dcgan: 1,333
+# calls with memory; 1,000 cut it short)
+WINDOW_CALLS = 4_000
 
 # Files whose frames on the stack make a tick unsafe for pushing or popping a mode:
 # torch's dispatch to function modes, TorchDynamo, and the line marker itself
@@ -150,6 +156,7 @@ class Windows:
         self.profiler: Any = None  # the open window's
         self.hooked = False  # the marker's mode pushed (and what goes with it)
         self.opened = 0.0
+        self.open_line: tuple[str, int] | None = None  # the script's line the open window opened on
         self.closing = ""  # why the open window closes at the next safe point
         self.ended = ""  # why no window opens any more ("" while they may)
         self.run_started = 0.0
@@ -267,7 +274,7 @@ class Windows:
         now = time.perf_counter()
         if self.profiler is None and not self.hooked:
             if not self.ended and not self.importing and now >= self.next_open and self._safe(frame):
-                self._open()
+                self._open(self._user_line(frame))
             return
         if self.profiler is not None and self.compile_clock():
             # torch.compile's work is the script's own (a bare run pays it too), its ops left
@@ -279,7 +286,12 @@ class Windows:
         else:
             self.compiled_at = 0.0
         limit = WINDOW_S if self.spans else FIRST_WINDOW_S
-        if not self.closing and not self.importing and now - self.opened >= limit:
+        if (
+            not self.closing
+            and not self.importing
+            and now - self.opened >= limit
+            and self._step_done(now, frame)
+        ):
             self.closing = "time"  # (its clock stops while torch imports: ``one_time``)
         if self.closing:
             if self._safe(frame):
@@ -334,6 +346,23 @@ class Windows:
             here = here.f_back
         return user
 
+    def _user_line(self, frame: FrameType | None) -> tuple[str, int] | None:
+        """The script's innermost line in the stack of ``frame``."""
+        while frame is not None:
+            if self.files.is_user(frame.f_code.co_filename):
+                return frame.f_code.co_filename, frame.f_lineno
+            frame = frame.f_back
+        return None
+
+    def _step_done(self, now: float, frame: FrameType) -> bool:
+        """A later window that has recorded ``WINDOW_S`` closes when the script is back on
+        the line it opened on (it went round a loop's step: every line of the step recorded
+        once), or after ``LONGEST_WINDOW_S``; the first, and one opened on no line of the
+        script's, at once."""
+        if not self.spans or self.open_line is None or now - self.opened >= LONGEST_WINDOW_S:
+            return True
+        return self._user_line(frame) == self.open_line
+
     def _push_marker(self) -> None:
         """The line marker goes *under* the function modes the script has pushed (as in a
         pass of its own, where it is pushed before the script runs): the script's ``with
@@ -366,7 +395,8 @@ class Windows:
         for mode in reversed(above):
             binding._push_on_torch_function_stack(mode)
 
-    def _open(self) -> None:
+    def _open(self, line: tuple[str, int] | None = None) -> None:
+        self.open_line = line
         if self.pause_device is not None:
             self.pause_device()
         self.profiler, self.description = make_profiler(
@@ -479,11 +509,12 @@ class Windows:
             # spaced by their own cost only (a long run pays the first one once)
             self.first_spent = self.spent
         # the next one once the later windows so far, and the next one's expected cost (this
-        # one's, for a recording of at most WINDOW_S), are at most SHARE of the run since the
-        # first: the second window too waits for the run to pay for it (it once opened right
-        # after the first, and a 1.4 s script paid 0.25 s more for it)
+        # one's; the first's for a recording of at most WINDOW_S), are at most SHARE of the
+        # run since the first: the second window too waits for the run to pay for it (it once
+        # opened right after the first, and a 1.4 s script paid 0.25 s more for it)
         recorded = stopped - self.opened
-        expected = (read_done - self.opened) * min(1.0, WINDOW_S / recorded) if recorded > 0 else 0.0
+        scale = min(1.0, WINDOW_S / recorded) if len(self.spans) == 1 and recorded > 0 else 1.0
+        expected = (read_done - self.opened) * scale
         since = self.run_started + self.first_spent
         self.next_open = max(done, since + (self.spent - self.first_spent + expected) / SHARE)
         self.closing = ""

@@ -347,12 +347,9 @@ class Windows:
         return user
 
     def _user_line(self, frame: FrameType | None) -> tuple[str, int] | None:
-        """The script's innermost line in the stack of ``frame``."""
-        while frame is not None:
-            if self.files.is_user(frame.f_code.co_filename):
-                return frame.f_code.co_filename, frame.f_lineno
-            frame = frame.f_back
-        return None
+        """The script's innermost line in the stack of ``frame`` (the line marker's walk)."""
+        found = self.ranges.innermost(frame)
+        return None if found is None else (found.f_code.co_filename, found.f_lineno)
 
     def _step_done(self, now: float, frame: FrameType) -> bool:
         """A later window that has recorded ``WINDOW_S`` closes when the script is back on

@@ -28,6 +28,12 @@ PLACED_AT_LEAST = 0.5  # of the script's wall time, placed on lines by the sampl
 PROGRESS_EVERY_S = 1.0  # the one run's progress is written at most this often (as windows close)
 
 
+def device_recording(torch: Any) -> tuple[Any, str]:
+    """A recording of the device's activity alone (kernels, memcpys: no CPU ops, no stacks),
+    and its description: the whole run's, or one segment of it between windows."""
+    return make_profiler(torch, with_stack=False, device="cuda", cpu=False)
+
+
 class SamplePass:
     """The light pass, run first: a thread samples the main thread's line every
     millisecond (wall, CPU and Python time per line; see ``sampler.py``), and, with a GPU,
@@ -48,7 +54,7 @@ class SamplePass:
         self.device: Any = None
         self.description = ""
         if torch is not None:
-            self.device, self.description = make_profiler(torch, with_stack=False, device="cuda", cpu=False)
+            self.device, self.description = device_recording(torch)
         # With windows on a GPU the device's recording pauses while each window records
         # (torch runs one profiler at a time; the window records the device too): its
         # recordings, one per stretch between windows, in order (``device`` the first)
@@ -215,10 +221,9 @@ class SamplePass:
         if self.device is None or self.device_on or self.device_until or not self.running:
             return
         try:
-            segment = (
-                self.device if not self.segments else make_profiler(self.torch, False, "cuda", cpu=False)[0]
-            )
-            segment.__enter__()
+            segment = self.device if not self.segments else device_recording(self.torch)[0]
+            with scriptprofiler.ours():
+                segment.__enter__()
         except Exception as exc:  # noqa: BLE001
             self._device_failed(exc)
             return

@@ -9,8 +9,10 @@ profilers starts through (``torch.profiler.profile``, ``torch.autograd.profiler.
 ``emit_nvtx``, ``emit_itt``, the legacy profiler), and the first call from the script
 ends the pass's recording (what it recorded until then is kept), then starts the script's
 profiler, which runs as without us. (Code that calls torch's private starts directly, such
-as ``torch.autograd._enable_profiler``, is not seen.) Standard library only: it runs in the user's
-interpreter.
+as ``torch.autograd._enable_profiler``, is not seen.) A profiler of ours started while the
+wrappers are on (a window of the one run, a segment of the device's recording between
+windows) starts within ``ours()``: not the script's. Standard library only: it runs in the
+user's interpreter.
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ from __future__ import annotations
 import os
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,6 +33,23 @@ STARTS = (
     ("torch.autograd.profiler", "_enable_profiler"),
     ("torch.autograd.profiler_legacy", "_enable_profiler_legacy"),
 )
+
+
+# Our own profilers starting now (``ours``), by thread
+_starting = threading.local()
+
+
+@contextmanager
+def ours() -> Iterator[None]:
+    """A profiler of ours starts in here: the wrappers of ``yield_to_script`` let it start
+    without taking it for the script's (before this, the first window of a GPU's one run, and
+    the device's own recording in the sample pass on a GPU, ended that recording as if the
+    script had started a profiler: tests/test_gpu_one_run_handoffs.py)."""
+    _starting.depth = getattr(_starting, "depth", 0) + 1
+    try:
+        yield
+    finally:
+        _starting.depth -= 1
 
 
 # The modules a profiler's start goes through: the caller after them started it.
@@ -95,7 +115,8 @@ def yield_to_script(on_start: Callable[[bool], None]) -> Callable[[], None]:
 
     def wrap(original: Any) -> Any:
         def wrapper(*args: Any, **kwargs: Any) -> Any:
-            if os.getpid() == owner:  # (a forked worker's profiler is not this pass's business)
+            # (a forked worker's profiler is not this pass's business; nor is one of ours)
+            if os.getpid() == owner and not getattr(_starting, "depth", 0):
                 with once:
                     first = not fired
                     if first:

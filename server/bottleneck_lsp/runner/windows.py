@@ -399,13 +399,11 @@ class Windows:
         self.profiler, self.description = make_profiler(
             self.torch, with_stack=False, device=self.device, memory=self.memory
         )
-        if self._unyield is not None:  # (our start is not the script's)
-            self._unyield()
         # (torch's allocator then logs "Memory block of unknown size ..." at the first and
         # every 1000th free of memory from before: the host drops those lines,
         # processes/unwanted_lines.py)
-        self.profiler.__enter__()
-        self._unyield = scriptprofiler.yield_to_script(self._yield_to_script)
+        with scriptprofiler.ours():  # (not the script's: neither this pass nor the sample pass yields)
+            self.profiler.__enter__()
         marker = self.marker
         limit = self.later_calls if self.spans else self.first_calls
         marker.calls = self.counted_from = _BUDGET - limit

@@ -120,7 +120,7 @@ class SamplePass:
             self.dynamo = None
         if self.dynamo is not None and self.windows is not None:
             # a compile the windows' line marker makes torch do again is ours: set aside
-            self.dynamo.set_aside = (self.sampler.pause, self.sampler.resume)
+            self.dynamo.set_aside = (self._set_aside, self.sampler.resume)
         if self.device is not None:
             self._unyield = scriptprofiler.yield_to_script(self._yield_to_script)
         self.running = True
@@ -132,6 +132,12 @@ class SamplePass:
             if self.device is not None and self.windows.profiler is None:
                 self._resume_device()  # (no first window)
         self.sampler.start()
+
+    def _set_aside(self) -> None:
+        """A compile in progress is ours (``DynamoLog._set_aside``): what the sampler charged
+        since it began, and its time from now, are set aside."""
+        self.sampler.disown_compile()
+        self.sampler.pause()
 
     def _progress(self) -> None:
         """A window was just read (in the timer's tick): what this run measured so far, as

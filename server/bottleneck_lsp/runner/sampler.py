@@ -179,6 +179,9 @@ class ThreadSampler:
         # charged meanwhile is also counted per line in ``compiling_ns``
         self.compiling = compiling
         self.compiling_ns: dict[tuple[str, int], int] = {}
+        # the charges (line, wall, cpu, python) since torch.compile last began compiling:
+        # a compile that turns out to be ours gives them back (``disown_compile``)
+        self._compile_run: list[tuple[tuple[str, int], int, int, int]] = []
         # Whether torch is importing what it loads lazily (its compiler stack, inductor) for the
         # script now (``one_time``): in the one run that time stays on the line that made torch
         # import it, also counted per line in ``importing_ns`` (one-time work, as compiling)
@@ -352,6 +355,8 @@ class ThreadSampler:
         started somewhere between that look and the next tick, which would have seen it
         running Python (half a timer interval, on average, goes back to the Python line)."""
         compiling = self.compiling is not None and self.compiling()
+        if not compiling and self._compile_run:
+            self._compile_run = []
         before = self._python_seen
         if not python and before is not None and before[0] != key and wall > 0:
             part = min(wall, self._signal_ns if not self.timer_released else wall) // 2
@@ -359,10 +364,12 @@ class ThreadSampler:
             self._charge(self.lines, before[0], before[1], part, part_cpu, part, look=0)
             if compiling:
                 self._compiled(before[0], part)
+                self._compile_run.append((before[0], part, part_cpu, part))
             wall, cpu = wall - part, cpu - part_cpu
         self._charge(self.lines, key, function, wall, cpu, wall if python else 0)
         if compiling:
             self._compiled(key, wall)
+            self._compile_run.append((key, wall, cpu, wall if python else 0))
         # (compiling: one-time work, never set apart with a window's time)
         windowed = not compiling and self.windowed is not None and self.windowed()
         if windowed:
@@ -650,6 +657,25 @@ class ThreadSampler:
         self._paused = True
         self._c_seen = self._python_seen = None
         self._paused_at = time.perf_counter_ns()
+
+    def disown_compile(self) -> None:
+        """From the main thread, as the compile in progress turns out to be the profiler's
+        (torch's record of why it compiles again, ``dynamo_log.py``, which comes after its
+        start): the time charged to lines since it began goes back off them (their wall, CPU
+        and compile time), set aside as a pause's is (measured: 3-11 ms of it stayed on the
+        calling line, and made its hover say it compiled). The function table keeps it."""
+        run, self._compile_run = self._compile_run, []
+        for key, wall, cpu, python in run:
+            line = self.lines.get(key)
+            if line is None:
+                continue
+            line.wall_ns -= wall
+            line.cpu_ns -= cpu
+            line.python_ns -= python
+            self.compiling_ns[key] = self.compiling_ns.get(key, 0) - wall
+            self.wall_ns -= wall
+            self.cpu_ns -= cpu
+            self.paused_ns += wall
 
     def one_time(self, begin: bool) -> None:
         """From ``begin=True`` until ``begin=False``, torch imports what it loads lazily (its

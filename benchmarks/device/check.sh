@@ -6,6 +6,9 @@
 # writes the text report, the JSON result, the raw recordings (--save-raw) and bare timings to
 # $OUT. Nothing is edited afterwards: commit what it proves, as it came, $OUT/raw whole (the
 # memory cases' recordings too: tests replay them). Then benchmarks/device/side_by_side.sh.
+# `run` profiles each pass in a run of its own (--separate-runs, recorded whole); `once`, the
+# default since the one run's GPU path was tested with a CPU recording standing in for the
+# device's (tests/test_gpu_one_run_handoffs.py): the script once, the passes in its windows.
 set -uo pipefail
 OUT=${OUT:?set OUT to a folder for the results}
 PY=${PYTHON:-python3}
@@ -33,7 +36,7 @@ run() {  # name, script, args...
     end=$(date +%s.%N)
     echo "$name bare_s $("$PY" -c "print(round($end - $begin, 3))")" >> "$OUT/timings.txt"
     begin=$(date +%s.%N)
-    timeout 300 "$PY" -m bottleneck_lsp --format json -o "$OUT/$name.result.json" \
+    timeout 300 "$PY" -m bottleneck_lsp --separate-runs --format json -o "$OUT/$name.result.json" \
         --save-raw "$OUT/raw" "$@" > /dev/null 2> "$OUT/$name.profile.err"
     echo "$name profile_rc $? profile_s $("$PY" -c "print(round($(date +%s.%N) - $begin, 3))")" >> "$OUT/timings.txt"
     "$PY" -m bottleneck_lsp.cli replay "$OUT/raw/$(basename "${1%.py}").cuda.raw.json.gz" \
@@ -54,8 +57,9 @@ run train_cuda examples/train.py --device ${TRAIN_DEVICE:-cuda} --steps 10 --wid
 # torch.compile on the GPU (issue 47): Triton kernels on the lines they were made from; the
 # cuda pass's raw recording keeps the graphs' kernels and lines (replayable in CI)
 run compiled_cuda tests/scripts/compiled_forward.py 4 cuda
-# The one run on a GPU (issue 46; not the default there until this ran): the windows record
+# The one run on a GPU (issue 46, the default; first run on hardware here): the windows record
 # the device too (the cuda pass's columns) while the sample pass's device recording pauses.
+# Its lines and verdict should agree with the separate runs' above (`run`).
 # Each window's raw recording is kept ($OUT/once-raw/STEM.cuda.windowN.raw.json.gz: commit
 # them; replay reads them together, and tests/test_replay.py should replay them in CI).
 once() {  # name, script, args...
@@ -63,7 +67,7 @@ once() {  # name, script, args...
     local begin stem
     mkdir -p "$OUT/once-raw"
     begin=$(date +%s.%N)
-    BOTTLENECK_LSP_GPU_WINDOWS=1 timeout 300 "$PY" -m bottleneck_lsp --format json \
+    timeout 300 "$PY" -m bottleneck_lsp --format json \
         -o "$OUT/$name.once.result.json" --save-raw "$OUT/once-raw" "$@" > /dev/null 2> "$OUT/$name.once.err"
     echo "$name once_rc $? once_s $("$PY" -c "print(round($(date +%s.%N) - $begin, 3))")" >> "$OUT/timings.txt"
     stem=$(basename "${1%.py}")
@@ -76,7 +80,7 @@ once gpu_bound tests/fixtures/cuda_gpu_bound.py
 once cpu_bound tests/fixtures/cuda_cpu_bound.py
 once train_cuda examples/train.py --device ${TRAIN_DEVICE:-cuda} --steps 10 --width 2048
 once compiled_cuda tests/scripts/compiled_forward.py 4 cuda
-# The same without the fork server (a fresh interpreter per pass), for comparison.
+# The same without the fork server (a fresh interpreter, the one run), for comparison.
 begin=$(date +%s.%N)
 timeout 300 "$PY" -m bottleneck_lsp --no-fork --format json -o "$OUT/train_cuda.nofork.result.json" \
     examples/train.py --device ${TRAIN_DEVICE:-cuda} --steps 10 --width 2048 > /dev/null 2> "$OUT/train_cuda.nofork.err"

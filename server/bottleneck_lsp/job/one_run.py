@@ -3,11 +3,11 @@
 
 ``planned`` says when a job runs once: the sample and cpu passes are both planned, with
 exact lines, and nothing asks for a run per pass (``--separate-runs``, a time-boxed
-``--duration`` window per pass, raw recordings, a distributed launch). On a GPU the windows
-record the device's activity too (the cuda pass's columns) and the sample pass's device
-recording pauses while they do; until that ran on a GPU, a job there runs each pass apart
-unless ``BOTTLENECK_LSP_GPU_WINDOWS=1`` asks for the one run (``GPU_WINDOWS``; docs/gpu.md,
-``benchmarks/device/check.sh``). ``placed`` turns the runner's windowed parts into the
+``--duration`` window per pass, a distributed launch, and on a CPU raw recordings). On a GPU
+the windows record the device's activity too (the cuda pass's columns), and the sample
+pass's device recording pauses while they do (docs/gpu.md; ``benchmarks/device/check.sh``
+compares it with the separate runs on hardware), and ``--save-raw`` keeps each window's
+recording. ``placed`` turns the runner's windowed parts into the
 document's cpu pass (and cuda pass) and, where cProfile rode in the windows, its cprofile pass.
 
 Host side: schema types only.
@@ -15,29 +15,21 @@ Host side: schema types only.
 
 from __future__ import annotations
 
-import os
-
 from ..analysis import coverage
 from ..schema.contract import COVERAGE_NOTE, COVERAGE_NOTE_DEVICE
 from ..schema.model import Pass, PassName, RunnerPart
 from . import cprofile_ride
 from .spec import JobSpec
 
-# The one run on a GPU, asked for (an environment variable of the job's process) until it
-# has run on one: the windows' device recording is built, not yet checked on hardware
-GPU_WINDOWS = "BOTTLENECK_LSP_GPU_WINDOWS"
-
 
 def planned(spec: JobSpec, passes: list[PassName], gpu: bool) -> bool:
     """Whether the job records the cpu pass (and cProfile, and on a GPU the cuda pass) in
-    the sample pass's run. Where a GPU may be (``gpu``), only when ``GPU_WINDOWS`` asks."""
-    on_gpu = gpu and os.environ.get(GPU_WINDOWS) == "1"
+    the sample pass's run (``gpu``: where a GPU may be)."""
     return (
-        (not gpu or on_gpu)
-        and not spec.separate_runs
+        not spec.separate_runs
         and spec.duration is None
-        # (on a GPU, each window's raw recording: benchmarks/device/check.sh keeps them)
-        and (spec.save_raw is None or on_gpu)
+        # (on a GPU, each window's raw recording: a run's device work is in its windows)
+        and (spec.save_raw is None or gpu)
         and not spec.distributed
         and spec.exact_lines
         and PassName.SAMPLE in passes

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
-
 from bottleneck_lsp.job import one_run
 from bottleneck_lsp.job.spec import JobSpec
 from bottleneck_lsp.schema.model import PassName, PassStatus, RunnerPart, Windows
@@ -11,24 +9,23 @@ from bottleneck_lsp.schema.model import PassName, PassStatus, RunnerPart, Window
 DEFAULT = [PassName.SAMPLE, PassName.CPROFILE, PassName.CPU, PassName.CUDA]
 
 
-def test_one_run_is_the_default_on_a_cpu_only_machine(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_one_run_is_the_default_with_or_without_a_gpu() -> None:
     spec = JobSpec(script="/w/train.py")
     assert one_run.planned(spec, DEFAULT, gpu=False)
-    monkeypatch.delenv(one_run.GPU_WINDOWS, raising=False)
-    assert not one_run.planned(spec, DEFAULT, gpu=True)  # not yet checked on a GPU: asked for only
-    monkeypatch.setenv(one_run.GPU_WINDOWS, "1")
     assert one_run.planned(spec, DEFAULT, gpu=True)
-    # ... where the windows' raw recordings are kept too (benchmarks/device/check.sh)
-    assert one_run.planned(JobSpec(script="/w/train.py", save_raw="/tmp/raw"), DEFAULT, gpu=True)
-    monkeypatch.delenv(one_run.GPU_WINDOWS)
+    # on a GPU the windows' raw recordings are kept (benchmarks/device/check.sh); on a CPU
+    # --save-raw records each pass whole, in a run of its own
+    raw = JobSpec(script="/w/train.py", save_raw="/tmp/raw")
+    assert one_run.planned(raw, DEFAULT, gpu=True)
+    assert not one_run.planned(raw, DEFAULT, gpu=False)
     for asked in (
         JobSpec(script="/w/train.py", separate_runs=True),
         JobSpec(script="/w/train.py", duration=5.0),
-        JobSpec(script="/w/train.py", save_raw="/tmp/raw"),
         JobSpec(script="/w/train.py", exact_lines=False),
         JobSpec(script="/w/train.py", nproc_per_node=2),
     ):
         assert not one_run.planned(asked, DEFAULT, gpu=False), asked
+        assert not one_run.planned(asked, DEFAULT, gpu=True), asked
     assert not one_run.planned(spec, [PassName.CPU], gpu=False)  # one pass: its own run anyway
     assert not one_run.planned(spec, [PassName.SAMPLE, PassName.CPROFILE], gpu=False)
 

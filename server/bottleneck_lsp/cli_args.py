@@ -153,8 +153,9 @@ def add_profile_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="DIR",
         default=None,
         help="also write each profiler pass's raw events (the cpu and cuda passes', and on a GPU the "
-        "sample pass's device activity) to DIR/SCRIPT.PASS.raw.json.gz: attach it to a bug report; "
-        "read it with `bottleneck-lsp replay`",
+        "sample pass's device activity) to DIR/SCRIPT.PASS.raw.json.gz, each pass in a run of its "
+        "own (on a GPU: the one run, each window's to DIR/SCRIPT.cuda.windowN.raw.json.gz): attach "
+        "it to a bug report; read it with `bottleneck-lsp replay`",
     )
     parser.add_argument(
         "--baseline",
@@ -216,9 +217,10 @@ def add_profile_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--separate-runs",
         action="store_true",
-        help="run the script once per pass (sample, cprofile, cpu), as before one run: whole-run op "
-        "totals and call counts, at the cost of running the script three times; by default it runs "
-        "once, the cpu pass and cProfile recorded in windows of the sample pass's run",
+        help="run the script once per pass (sample, cprofile, cpu, and cuda on a GPU), as before one run: "
+        "whole-run op totals and call counts, at the cost of running the script three or four times; by "
+        "default it runs once, the cpu pass, cProfile (and on a GPU the cuda pass) recorded in windows "
+        "of the sample pass's run",
     )
     parser.add_argument(
         "--separate-cprofile",

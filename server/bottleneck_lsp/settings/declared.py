@@ -128,8 +128,8 @@ class Settings:
         _JOB.separate_runs,
         "separateRuns",
         kinds.Flag(),
-        "run the script once per pass, as before one run (default: once, the cpu pass and cProfile "
-        "recorded in windows of the sample pass's run)",
+        "run the script once per pass, as before one run (default: once, the cpu pass, cProfile and "
+        "on a GPU the cuda pass recorded in windows of the sample pass's run)",
         flag="--separate-runs",
     )
     event_budget: int = _setting(

@@ -91,6 +91,10 @@ from .stacks import StackTable
 # (a script's call to it hands the timer back; the sampler's own must not).
 _getitimer = getattr(signal, "getitimer", None)
 
+# The charges of a compile kept for ``disown_compile``: its first second or so (a compile of
+# minutes would otherwise keep a tuple per look)
+COMPILE_RUN_KEPT = 2_000
+
 
 class _Line:
     __slots__ = ("cpu_ns", "function", "python_ns", "ticks", "wall_ns")
@@ -179,8 +183,9 @@ class ThreadSampler:
         # charged meanwhile is also counted per line in ``compiling_ns``
         self.compiling = compiling
         self.compiling_ns: dict[tuple[str, int], int] = {}
-        # the charges (line, wall, cpu, python) since torch.compile last began compiling:
-        # a compile that turns out to be ours gives them back (``disown_compile``)
+        # the charges (line, wall, cpu, python) since torch.compile last began compiling, the
+        # first COMPILE_RUN_KEPT: a compile that turns out to be ours gives them back
+        # (``disown_compile``; torch says so within milliseconds of its start)
         self._compile_run: list[tuple[tuple[str, int], int, int, int]] = []
         # Whether torch is importing what it loads lazily (its compiler stack, inductor) for the
         # script now (``one_time``): in the one run that time stays on the line that made torch
@@ -364,12 +369,14 @@ class ThreadSampler:
             self._charge(self.lines, before[0], before[1], part, part_cpu, part, look=0)
             if compiling:
                 self._compiled(before[0], part)
-                self._compile_run.append((before[0], part, part_cpu, part))
+                if len(self._compile_run) < COMPILE_RUN_KEPT:
+                    self._compile_run.append((before[0], part, part_cpu, part))
             wall, cpu = wall - part, cpu - part_cpu
         self._charge(self.lines, key, function, wall, cpu, wall if python else 0)
         if compiling:
             self._compiled(key, wall)
-            self._compile_run.append((key, wall, cpu, wall if python else 0))
+            if len(self._compile_run) < COMPILE_RUN_KEPT:
+                self._compile_run.append((key, wall, cpu, wall if python else 0))
         # (compiling: one-time work, never set apart with a window's time)
         windowed = not compiling and self.windowed is not None and self.windowed()
         if windowed:

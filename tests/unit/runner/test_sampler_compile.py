@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from bottleneck_lsp.runner.paths import FileClassifier
-from bottleneck_lsp.runner.sampler import ThreadSampler
+from bottleneck_lsp.runner.sampler import COMPILE_RUN_KEPT, ThreadSampler
 
 MS = 1_000_000
 
@@ -46,3 +46,13 @@ def test_the_time_charged_since_our_compile_began_goes_back_off_the_line(tmp_pat
     compiling[0] = True  # a compile of the script's own: kept
     look(loop, 6)
     assert sampler.compiling_ns[loop] == 6 * MS and lines[loop].wall_ns == 28 * MS
+
+
+def test_a_long_compile_keeps_its_first_charges_only(tmp_path: Path) -> None:
+    sampler = ThreadSampler(FileClassifier([str(tmp_path)]), compiling=lambda: True)
+    line = (str(tmp_path / "a.py"), 3)
+    for _ in range(COMPILE_RUN_KEPT + 500):
+        sampler._charge_main(line, "<module>", MS, MS, True)
+    assert len(sampler._compile_run) == COMPILE_RUN_KEPT  # (a tuple per look, bounded)
+    sampler.disown_compile()
+    assert sampler.lines[line].wall_ns == 500 * MS and sampler.compiling_ns[line] == 500 * MS

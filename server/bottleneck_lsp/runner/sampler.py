@@ -350,9 +350,12 @@ class ThreadSampler:
         entry.cpu_ns += cpu
         entry.python_ns += python
 
-    def _compiled(self, key: tuple[str, int], wall: int) -> None:
-        """Of the time just charged to ``key``, ``wall`` ran while torch.compile compiled."""
+    def _compiled(self, key: tuple[str, int], wall: int, cpu: int, python: int) -> None:
+        """Of the time just charged to ``key``, ``wall`` (``cpu``, ``python``) ran while
+        torch.compile compiled: kept for ``disown_compile`` too."""
         self.compiling_ns[key] = self.compiling_ns.get(key, 0) + wall
+        if len(self._compile_run) < COMPILE_RUN_KEPT:
+            self._compile_run.append((key, wall, cpu, python))
 
     def _charge_main(self, key: tuple[str, int], function: str, wall: int, cpu: int, python: bool) -> None:
         """Charge the main thread's time since the last charge to ``key``. Time found in a C
@@ -368,15 +371,11 @@ class ThreadSampler:
             part_cpu = cpu * part // wall
             self._charge(self.lines, before[0], before[1], part, part_cpu, part, look=0)
             if compiling:
-                self._compiled(before[0], part)
-                if len(self._compile_run) < COMPILE_RUN_KEPT:
-                    self._compile_run.append((before[0], part, part_cpu, part))
+                self._compiled(before[0], part, part_cpu, part)
             wall, cpu = wall - part, cpu - part_cpu
         self._charge(self.lines, key, function, wall, cpu, wall if python else 0)
         if compiling:
-            self._compiled(key, wall)
-            if len(self._compile_run) < COMPILE_RUN_KEPT:
-                self._compile_run.append((key, wall, cpu, wall if python else 0))
+            self._compiled(key, wall, cpu, wall if python else 0)
         # (compiling: one-time work, never set apart with a window's time)
         windowed = not compiling and self.windowed is not None and self.windowed()
         if windowed:
